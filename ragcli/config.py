@@ -1,0 +1,151 @@
+"""One frozen Config, resolved once: flag > RAG_* environment variable > config.toml > default.
+
+All state lives under one home: ``RAG_HOME`` when set (tests use a temp dir), otherwise the
+XDG folders (config in $XDG_CONFIG_HOME/ragcli, index in $XDG_DATA_HOME/ragcli, models in
+$XDG_CACHE_HOME/ragcli/models).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+import tomllib
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Config:
+    # where things live (derived from RAG_HOME / XDG unless set)
+    config_file: Path
+    data_dir: Path
+    models_dir: Path
+    # models: "" means the built-in default, else a path to a GGUF file
+    embed_model: str = ""
+    llm_model: str = ""
+    # remote seams: an OpenAI-compatible server for generation, a Chroma server for vectors
+    llm_url: str = ""
+    llm_api_key: str = ""
+    chroma_url: str = ""
+    # chunking (sized for all-MiniLM-L6-v2, trained on 256 word pieces)
+    chunk_tokens: int = 200
+    chunk_overlap: int = 32
+    # retrieval
+    mode: str = "hybrid"
+    top_k: int = 5
+    min_score: float = -1.0  # relevance threshold for `ask`; < 0 means the calibrated default
+    # generation
+    temperature: float = 0.1
+    max_tokens: int = 256
+    n_ctx: int = 2048
+    threads: int = 0  # 0: all cores
+    n_gpu_layers: int = -1  # -1: all layers when llama.cpp has a GPU backend, else none
+    # parsing limits
+    parse_timeout: float = 30.0
+    parse_memory_mb: int = 1024
+    max_file_mb: int = 50
+    # watcher
+    debounce: float = 1.0
+    reconcile_interval: float = 300.0
+
+    @property
+    def index_dir(self) -> Path:
+        return self.data_dir / "index"
+
+    @property
+    def n_threads(self) -> int:
+        return self.threads if self.threads > 0 else (os.cpu_count() or 1)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: (str(v) if isinstance(v, Path) else v) for k, v in dataclasses.asdict(self).items()}
+
+
+_PATH_KEYS = {"config_file", "data_dir", "models_dir"}
+# Settings a user may set in config.toml or RAG_<NAME>; everything but the derived paths
+# config_file, and the paths themselves are allowed too (data_dir, models_dir).
+SETTABLE = tuple(f.name for f in fields(Config) if f.name != "config_file")
+
+
+def _default_paths(env: dict[str, str]) -> dict[str, Path]:
+    home = env.get("RAG_HOME")
+    if home:
+        root = Path(home).expanduser()
+        return {"config_file": root / "config.toml", "data_dir": root, "models_dir": root / "models"}
+    user_home = Path(env.get("HOME") or Path.home())
+    _refuse_real_home_under_pytest(env)
+    xdg_config = Path(env.get("XDG_CONFIG_HOME") or user_home / ".config")
+    xdg_data = Path(env.get("XDG_DATA_HOME") or user_home / ".local" / "share")
+    xdg_cache = Path(env.get("XDG_CACHE_HOME") or user_home / ".cache")
+    return {
+        "config_file": xdg_config / "ragcli" / "config.toml",
+        "data_dir": xdg_data / "ragcli",
+        "models_dir": xdg_cache / "ragcli" / "models",
+    }
+
+
+def _refuse_real_home_under_pytest(env: dict[str, str]) -> None:
+    # Tests must never write into the developer's real home: they set RAG_HOME.
+    if "pytest" in sys.modules and not env.get("RAG_ALLOW_REAL_HOME"):
+        raise ConfigError("refusing to use the real home directory under pytest: set RAG_HOME")
+
+
+def _coerce(name: str, value: Any, source: str) -> Any:
+    field_type = {f.name: f.type for f in fields(Config)}[name]
+    try:
+        if name in _PATH_KEYS:
+            return Path(str(value)).expanduser()
+        if field_type == "int":
+            return int(value)
+        if field_type == "float":
+            return float(value)
+        return str(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{source}: {name} must be {field_type}, got {value!r}") from None
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        return {}
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
+        raise ConfigError(f"{path}: cannot read config: {exc}") from None
+    unknown = sorted(set(data) - set(SETTABLE))
+    if unknown:
+        raise ConfigError(f"{path}: unknown setting(s): {', '.join(unknown)}",
+                          hint=f"Known settings: {', '.join(SETTABLE)}")
+    return data
+
+
+def load_config(overrides: dict[str, Any] | None = None, env: dict[str, str] | None = None) -> Config:
+    """Resolve the configuration: flag (overrides) > RAG_* env > config.toml > default."""
+    env = dict(os.environ if env is None else env)
+    values: dict[str, Any] = dict(_default_paths(env))
+    config_file = Path(env["RAG_CONFIG"]).expanduser() if env.get("RAG_CONFIG") else values["config_file"]
+    values["config_file"] = config_file
+    for key, raw in _read_toml(config_file).items():
+        values[key] = _coerce(key, raw, str(config_file))
+    for key in SETTABLE:
+        raw = env.get(f"RAG_{key.upper()}")
+        if raw is not None and raw != "":
+            values[key] = _coerce(key, raw, f"RAG_{key.upper()}")
+    for key, raw in (overrides or {}).items():
+        if raw is not None:
+            values[key] = _coerce(key, raw, f"--{key.replace('_', '-')}")
+    if values.get("mode", "hybrid") not in ("hybrid", "vector", "keyword"):
+        raise ConfigError(f"mode must be hybrid, vector or keyword, got {values['mode']!r}")
+    return Config(**values)
+
+
+def ensure_private_dir(path: Path) -> Path:
+    """Create a folder readable only by its owner (the index holds the user's notes)."""
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    try:
+        path.chmod(0o700)
+    except OSError:
+        pass
+    return path
