@@ -1,0 +1,1 @@
+"""CLI commands, one module per area; importing a module registers its commands."""
