@@ -30,6 +30,7 @@ class Document:
     aliases: tuple[str, ...] = ()
     date: str | None = None  # ISO date from front matter (date/created/updated), if any
     links: tuple[str, ...] = ()  # wikilink targets, for reference
+    embeds: tuple[str, ...] = ()  # absolute paths of notes embedded (![[...]]), for re-indexing
     warnings: list[str] = field(default_factory=list)  # e.g. "read as Latin-1"
 
 
