@@ -1,0 +1,42 @@
+"""Shared fixtures: every test runs against its own RAG_HOME in a temp dir.
+
+The converted embedding model is cached once per test session (RAG_MODELS_DIR) so that
+only the first test pays for the conversion.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+CORPORA = SHARED / "corpora"
+VAULT = CORPORA / "obsidian-help" / "en"
+PDFS = CORPORA / "pdfs"
+SCIFACT = CORPORA / "scifact"
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+needs_corpora = pytest.mark.skipif(not VAULT.is_dir(), reason="../shared/corpora is not present")
+
+
+@pytest.fixture(scope="session")
+def models_dir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("models")
+
+
+@pytest.fixture(autouse=True)
+def rag_home(tmp_path, models_dir, monkeypatch) -> Path:
+    home = tmp_path / "raghome"
+    home.mkdir()
+    monkeypatch.setenv("RAG_HOME", str(home))
+    monkeypatch.setenv("RAG_MODELS_DIR", str(models_dir))
+    for name in list(os.environ):
+        if name.startswith("RAG_") and name not in ("RAG_HOME", "RAG_MODELS_DIR"):
+            monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("ANONYMIZED_TELEMETRY", "False")
+    from ragcli import render
+
+    render.reset_consoles()
+    return home
