@@ -1,0 +1,286 @@
+"""The index: the manifest (SQLite: files, chunks, keywords, vector cache) plus Chroma vectors.
+
+Write protocol, which is what keeps a killed process from ever needing a manual fix:
+1. new vectors go into the manifest's cache (committed; harmless on its own);
+2. the manifest is marked ``vectors_dirty`` and Chroma gets the upserts and deletes;
+3. one SQLite transaction swaps the files' chunk rows and clears the mark.
+A crash between 2 and 3 leaves Chroma ahead of the manifest. The next writer sees the
+mark, checks that Chroma still opens (in a child process: a damaged native index can
+kill the process) and puts Chroma back in step with the manifest from the cache, with
+no re-embedding. The manifest is always the truth.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..config import Config, ensure_private_dir
+from ..errors import IndexMismatchError, NoIndexError, StoreError
+from .lock import WriteLock
+from .manifest import FileRecord, Manifest, StoredChunk
+
+MANIFEST_NAME = "manifest.sqlite"
+CHROMA_NAME = "chroma"
+LOCK_NAME = "write.lock"
+
+
+@dataclass
+class FileUpdate:
+    """A file's new state: its record, its chunks, and the vectors of those chunks."""
+
+    record: FileRecord
+    chunks: list[StoredChunk]
+    vectors: dict[str, np.ndarray] = field(default_factory=dict)  # vec_key -> vector
+
+
+def index_exists(config: Config) -> bool:
+    return (config.index_dir / MANIFEST_NAME).is_file()
+
+
+class Index:
+    """Open with ``Index.open_reader`` or ``Index.open_writer`` (which takes the write lock)."""
+
+    def __init__(self, config: Config, manifest: Manifest, lock: WriteLock | None = None):
+        self.config = config
+        self.dir = config.index_dir
+        self.manifest = manifest
+        self.lock = lock
+        self._vectors = None
+        self._vectors_generation = -1
+
+    # -- opening ----------------------------------------------------------------------------
+    @classmethod
+    def open_reader(cls, config: Config) -> "Index":
+        if not index_exists(config):
+            raise NoIndexError(f"no index at {config.index_dir}")
+        try:
+            return cls(config, Manifest(config.index_dir / MANIFEST_NAME))
+        except Exception as exc:
+            raise StoreError(f"{config.index_dir / MANIFEST_NAME}: cannot open the index: {exc}") from None
+
+    @classmethod
+    def open_writer(cls, config: Config, role: str = "index", wait: float = 0.0) -> "Index":
+        os.umask(0o077)  # the index holds the user's notes: owner-only files
+        ensure_private_dir(config.data_dir)
+        ensure_private_dir(config.index_dir)
+        lock = WriteLock(config.index_dir / LOCK_NAME, role).acquire(wait=wait)
+        try:
+            index = cls(config, Manifest(config.index_dir / MANIFEST_NAME), lock)
+            index.recover()
+            return index
+        except BaseException:
+            lock.release()
+            raise
+
+    def close(self) -> None:
+        self.manifest.close()
+        if self.lock:
+            self.lock.release()
+            self.lock = None
+
+    def __enter__(self) -> "Index":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- vectors ----------------------------------------------------------------------------
+    @property
+    def vectors(self):
+        """The Chroma store, opened on first use (and reopened when another process wrote)."""
+        generation = self.manifest.generation()
+        if self._vectors is None or (self.lock is None and generation != self._vectors_generation):
+            self._vectors = self._open_vectors(fresh=self._vectors is not None)
+            self._vectors_generation = generation
+        return self._vectors
+
+    def _open_vectors(self, fresh: bool = False):
+        from .vectors import ChromaStore
+
+        if self.config.chroma_url:
+            return ChromaStore.remote(self.config.chroma_url, name=_remote_collection(self.config))
+        if fresh:
+            _forget_chroma_clients()
+        return ChromaStore.persistent(self.dir / CHROMA_NAME)
+
+    # -- fingerprint ------------------------------------------------------------------------
+    def fingerprint(self) -> dict | None:
+        return self.manifest.get_json("fingerprint")
+
+    def check_fingerprint(self, wanted: dict, rebuild: bool = False) -> None:
+        """Refuse to mix vectors of different models or chunkers; --rebuild starts over."""
+        have = self.fingerprint()
+        if have is None or rebuild or self.manifest.counts()[1] == 0:
+            if rebuild and have is not None:
+                self.wipe()
+            self.manifest.set_json("fingerprint", wanted)
+            return
+        if have != wanted:
+            raise IndexMismatchError(describe_mismatch(have, wanted))
+
+    def wipe(self) -> None:
+        self.manifest.set_meta("vectors_dirty", "1")
+        self.vectors.reset()
+        self.manifest.clear()
+        self.manifest.set_meta("vectors_dirty", "0")
+
+    # -- writing ----------------------------------------------------------------------------
+    def write(self, updates: Sequence[FileUpdate], removals: Sequence[str] = ()) -> tuple[int, int]:
+        """Apply file updates and removals; returns (chunks added, chunks removed)."""
+        m = self.manifest
+        new_vectors = {k: v for u in updates for k, v in u.vectors.items()}
+        if new_vectors:
+            m.cache_vectors(new_vectors.items())
+        old_keys: dict[str, str] = {}  # chunk id -> vec_key, for the files being replaced
+        for path in [u.record.path for u in updates] + list(removals):
+            old_keys.update({cid: key for cid, _p, key in m.stored_chunks_of(path)})
+        new_ids = {s.chunk.id for u in updates for s in u.chunks}
+        # A chunk whose id survives but whose embedded text changed (a new title) is re-sent.
+        to_add = [s for u in updates for s in u.chunks if old_keys.get(s.chunk.id) != s.vec_key]
+        to_delete = sorted(old_keys.keys() - new_ids)
+        m.set_meta("vectors_dirty", "1", commit=False)
+        m.db.commit()
+        if to_add:
+            vecs = self._vectors_for([s.vec_key for s in to_add], new_vectors)
+            self.vectors.upsert([s.chunk.id for s in to_add], vecs, [s.chunk.path for s in to_add])
+        if to_delete:
+            self.vectors.delete(to_delete)
+        for u in updates:
+            m.replace_file(u.record, u.chunks)
+        for path in removals:
+            m.remove_file(path)
+        m.set_meta("vectors_dirty", "0", commit=False)
+        m.commit_write()
+        return len(to_add), len(to_delete)
+
+    def _vectors_for(self, keys: Sequence[str], fresh: dict[str, np.ndarray]) -> np.ndarray:
+        missing = [k for k in keys if k not in fresh]
+        cached = self.manifest.cached_vectors(missing, self._dim()) if missing else {}
+        return np.stack([fresh[k] if k in fresh else cached[k] for k in keys])
+
+    def _dim(self) -> int:
+        return int((self.fingerprint() or {}).get("dim", 0))
+
+    # -- recovery ---------------------------------------------------------------------------
+    def recover(self) -> None:
+        """Bring Chroma back in step with the manifest after a run that was killed mid-write."""
+        if self.manifest.get_meta("vectors_dirty", "0") != "1":
+            return
+        if not self.config.chroma_url and not vectors_open_in_child(self.dir / CHROMA_NAME):
+            self._move_broken_chroma()
+        self.sync_vectors()
+        self.manifest.set_meta("vectors_dirty", "0")
+
+    def _move_broken_chroma(self) -> None:
+        path = self.dir / CHROMA_NAME
+        if path.exists():
+            shutil.move(str(path), str(self.dir / f"{CHROMA_NAME}.broken-{int(time.time())}"))
+
+    def sync_vectors(self) -> tuple[int, int]:
+        """Make Chroma hold exactly the manifest's chunks; returns (added, deleted)."""
+        have = self.vectors.ids()
+        want = {cid: (path, key) for cid, path, key in self.manifest.stored_chunks()}
+        extra = sorted(have - want.keys())
+        if extra:
+            self.vectors.delete(extra)
+        missing = [cid for cid in want if cid not in have]
+        dim = self._dim()
+        lost_paths: set[str] = set()
+        for start in range(0, len(missing), 2000):
+            part = missing[start:start + 2000]
+            cached = self.manifest.cached_vectors([want[c][1] for c in part], dim)
+            ok = [c for c in part if want[c][1] in cached]
+            lost_paths |= {want[c][0] for c in part if want[c][1] not in cached}
+            if ok:
+                self.vectors.upsert(ok, np.stack([cached[want[c][1]] for c in ok]), [want[c][0] for c in ok])
+        for path in lost_paths:  # no vector to restore: forget the file so the next run re-embeds it
+            self.manifest.remove_file(path)
+        self.manifest.db.commit()
+        return len(missing), len(extra)
+
+    def rebuild_vectors(self) -> None:
+        """Start Chroma afresh from the manifest's cache (used by verify --repair)."""
+        self.manifest.set_meta("vectors_dirty", "1")
+        if not self.config.chroma_url:
+            self._vectors = None
+            _forget_chroma_clients()
+            self._move_broken_chroma()
+        else:
+            self.vectors.reset()
+        self.sync_vectors()
+        self.manifest.set_meta("vectors_dirty", "0")
+
+    # -- reporting --------------------------------------------------------------------------
+    def size_bytes(self) -> int:
+        total = 0
+        for root, _dirs, files in os.walk(self.dir):
+            for name in files:
+                try:
+                    total += os.path.getsize(os.path.join(root, name))
+                except OSError:
+                    pass
+        return total
+
+
+def describe_mismatch(have: dict, wanted: dict) -> str:
+    diffs = [f"{k}: index has {have.get(k)!r}, now {wanted.get(k)!r}"
+             for k in sorted(set(have) | set(wanted)) if have.get(k) != wanted.get(k)]
+    return "the index was built with different settings (" + "; ".join(diffs) + ")"
+
+
+def _remote_collection(config: Config) -> str:
+    import hashlib
+
+    return "ragcli-" + hashlib.sha256(str(config.index_dir).encode()).hexdigest()[:12]
+
+
+def _forget_chroma_clients() -> None:
+    # Chroma caches one system per path; a reader must drop it to see another process's writes.
+    try:
+        from chromadb.api.client import SharedSystemClient
+
+        SharedSystemClient.clear_system_cache()
+    except Exception:
+        pass
+
+
+_PROBE = """
+import os, sys
+os.environ["ANONYMIZED_TELEMETRY"] = "False"
+import chromadb
+from chromadb.config import Settings
+c = chromadb.PersistentClient(path=sys.argv[1], settings=Settings(anonymized_telemetry=False))
+for col in c.list_collections():
+    col = c.get_collection(col.name if hasattr(col, "name") else col)
+    n = col.count()
+    if n:
+        got = col.get(limit=1, include=["embeddings"])
+        col.query(query_embeddings=got["embeddings"][:1], n_results=min(3, n))
+print("ok")
+"""
+
+
+def vectors_open_in_child(path: Path, timeout: float = 60.0) -> bool:
+    """Does the Chroma store at ``path`` open and answer a query? Asked in a child process."""
+    if not path.exists():
+        return True
+    try:
+        proc = subprocess.run([sys.executable, "-c", _PROBE, str(path)], capture_output=True,
+                              text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return False
+    return proc.returncode == 0 and proc.stdout.strip().endswith("ok")
+
+
+def load_json_list(raw: str | None) -> list:
+    return json.loads(raw) if raw else []

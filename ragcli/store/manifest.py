@@ -1,0 +1,343 @@
+"""The manifest: one SQLite file that is the index's source of truth.
+
+It holds the files (path, size, mtime, content hash), their chunks (text and position),
+an FTS5 keyword index over the chunks, and a cache of embeddings keyed by what was
+embedded. Chroma holds only the vectors for search and can always be rebuilt from here
+without re-embedding anything, which is what makes a killed run recoverable.
+
+SQLite runs in WAL mode so readers (search, ask, chat) keep working while a writer commits.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..types import Chunk
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files (
+    path TEXT PRIMARY KEY,
+    root TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    hash TEXT NOT NULL,
+    title TEXT NOT NULL DEFAULT '',
+    tags TEXT NOT NULL DEFAULT '',      -- '|tag|other|' so LIKE '%|tag|%' matches whole tags
+    date TEXT,                           -- ISO date from front matter, else NULL
+    embeds TEXT NOT NULL DEFAULT '[]',   -- JSON list of paths this note embeds
+    warnings TEXT NOT NULL DEFAULT '[]',
+    indexed_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS chunks (
+    rowid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    path TEXT NOT NULL,
+    ordinal INTEGER NOT NULL,
+    title TEXT NOT NULL,
+    aliases TEXT NOT NULL DEFAULT '',
+    heading TEXT NOT NULL,
+    text TEXT NOT NULL,
+    line_start INTEGER NOT NULL,
+    line_end INTEGER NOT NULL,
+    page INTEGER,
+    vec_key TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
+    title, heading, text, content='chunks', content_rowid='rowid',
+    tokenize='porter unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER IF NOT EXISTS chunks_ai AFTER INSERT ON chunks BEGIN
+    INSERT INTO chunks_fts(rowid, title, heading, text)
+    VALUES (new.rowid, new.title || ' ' || new.aliases, new.heading, new.text);
+END;
+CREATE TRIGGER IF NOT EXISTS chunks_ad AFTER DELETE ON chunks BEGIN
+    INSERT INTO chunks_fts(chunks_fts, rowid, title, heading, text)
+    VALUES ('delete', old.rowid, old.title || ' ' || old.aliases, old.heading, old.text);
+END;
+CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, vec BLOB NOT NULL);
+"""
+
+
+@dataclass(frozen=True)
+class FileRecord:
+    path: str
+    root: str
+    size: int
+    mtime_ns: int
+    hash: str
+    title: str = ""
+    tags: tuple[str, ...] = ()
+    date: str | None = None
+    embeds: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    indexed_at: float = 0.0
+
+
+@dataclass(frozen=True)
+class StoredChunk:
+    """A chunk as the manifest holds it: the chunk plus the key of its cached vector."""
+
+    chunk: Chunk
+    vec_key: str
+    aliases: str = ""
+
+
+def vector_key(model_id: str, text: str) -> str:
+    """Cache key of an embedding: the same text under the same model is embedded once."""
+    return hashlib.sha256(f"{model_id}\n{text}".encode()).hexdigest()[:40]
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _private_file(path: Path) -> None:
+    try:
+        os.chmod(path, 0o600)
+    except OSError:
+        pass
+
+
+class Manifest:
+    """Files, chunks, keyword index and vector cache in one SQLite database."""
+
+    def __init__(self, path: Path, readonly: bool = False):
+        self.path = path
+        if readonly:
+            uri = f"file:{path}?mode=ro"
+            self.db = sqlite3.connect(uri, uri=True, timeout=30, check_same_thread=False)
+        else:
+            self.db = sqlite3.connect(path, timeout=30, check_same_thread=False)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.executescript(_SCHEMA)
+            self._set_default("schema_version", str(SCHEMA_VERSION))
+            self.db.commit()
+            for suffix in ("", "-wal", "-shm"):
+                _private_file(Path(f"{path}{suffix}"))
+        self.db.execute("PRAGMA busy_timeout=30000")
+
+    def close(self) -> None:
+        self.db.close()
+
+    # -- meta -------------------------------------------------------------------------------
+    def _set_default(self, key: str, value: str) -> None:
+        self.db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+    def get_meta(self, key: str, default: str | None = None) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else default
+
+    def set_meta(self, key: str, value: str, commit: bool = True) -> None:
+        self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+        if commit:
+            self.db.commit()
+
+    def get_json(self, key: str, default=None):
+        raw = self.get_meta(key)
+        return json.loads(raw) if raw is not None else default
+
+    def set_json(self, key: str, value, commit: bool = True) -> None:
+        self.set_meta(key, json.dumps(value), commit=commit)
+
+    def generation(self) -> int:
+        """A counter bumped on every committed write, so long-lived readers can notice."""
+        return int(self.get_meta("generation", "0") or 0)
+
+    # -- files ------------------------------------------------------------------------------
+    def files(self, root: str | None = None) -> dict[str, FileRecord]:
+        sql = "SELECT path, root, size, mtime_ns, hash, title, tags, date, embeds, warnings, indexed_at FROM files"
+        rows = self.db.execute(sql + (" WHERE root = ?" if root else ""), (root,) if root else ())
+        return {r[0]: _file_record(r) for r in rows}
+
+    def file(self, path: str) -> FileRecord | None:
+        row = self.db.execute(
+            "SELECT path, root, size, mtime_ns, hash, title, tags, date, embeds, warnings, indexed_at"
+            " FROM files WHERE path = ?", (path,)).fetchone()
+        return _file_record(row) if row else None
+
+    def touch_file(self, path: str, size: int, mtime_ns: int) -> None:
+        """Record a new size/mtime for a file whose content hash did not change."""
+        self.db.execute("UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?", (size, mtime_ns, path))
+
+    def dependents(self, paths: Iterable[str]) -> set[str]:
+        """Notes that embed any of ``paths`` (their text includes the embedded note's)."""
+        wanted = set(paths)
+        if not wanted:
+            return set()
+        found = set()
+        for path, embeds in self.db.execute("SELECT path, embeds FROM files WHERE embeds != '[]'"):
+            if wanted.intersection(json.loads(embeds)):
+                found.add(path)
+        return found
+
+    # -- chunks -----------------------------------------------------------------------------
+    def chunk_ids(self, path: str | None = None) -> set[str]:
+        if path is None:
+            return {r[0] for r in self.db.execute("SELECT id FROM chunks")}
+        return {r[0] for r in self.db.execute("SELECT id FROM chunks WHERE path = ?", (path,))}
+
+    def chunk_ids_by_path(self) -> dict[str, set[str]]:
+        result: dict[str, set[str]] = {}
+        for cid, path in self.db.execute("SELECT id, path FROM chunks"):
+            result.setdefault(path, set()).add(cid)
+        return result
+
+    def replace_file(self, record: FileRecord, chunks: Sequence[StoredChunk]) -> None:
+        """Swap a file's chunks for new ones (inside the caller's transaction)."""
+        self.db.execute("DELETE FROM chunks WHERE path = ?", (record.path,))
+        self.db.executemany(
+            "INSERT INTO chunks(id, path, ordinal, title, aliases, heading, text, line_start, line_end,"
+            " page, vec_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(s.chunk.id, s.chunk.path, s.chunk.ordinal, s.chunk.title, s.aliases, s.chunk.heading,
+              s.chunk.text, s.chunk.line_start, s.chunk.line_end, s.chunk.page, s.vec_key) for s in chunks])
+        self.db.execute(
+            "INSERT OR REPLACE INTO files(path, root, size, mtime_ns, hash, title, tags, date, embeds,"
+            " warnings, indexed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (record.path, record.root, record.size, record.mtime_ns, record.hash, record.title,
+             _tags_column(record.tags), record.date, json.dumps(list(record.embeds)),
+             json.dumps(list(record.warnings)), record.indexed_at or time.time()))
+
+    def remove_file(self, path: str) -> None:
+        self.db.execute("DELETE FROM chunks WHERE path = ?", (path,))
+        self.db.execute("DELETE FROM files WHERE path = ?", (path,))
+
+    def commit_write(self) -> None:
+        """Commit a batch of file changes and bump the generation counter."""
+        self.db.execute(
+            "INSERT INTO meta(key, value) VALUES ('generation', '1') ON CONFLICT(key) DO UPDATE"
+            " SET value = CAST(value AS INTEGER) + 1")
+        self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('last_indexed', ?)",
+                        (str(time.time()),))
+        self.db.commit()
+
+    def chunks_by_ids(self, ids: Sequence[str]) -> dict[str, Chunk]:
+        result: dict[str, Chunk] = {}
+        for start in range(0, len(ids), 500):
+            part = list(ids[start:start + 500])
+            marks = ",".join("?" * len(part))
+            for row in self.db.execute(
+                    f"SELECT id, path, title, heading, text, line_start, line_end, page, ordinal"
+                    f" FROM chunks WHERE id IN ({marks})", part):
+                result[row[0]] = _chunk(row)
+        return result
+
+    def stored_chunks(self, ids: Sequence[str] | None = None) -> Iterator[tuple[str, str, str]]:
+        """(chunk id, path, vec_key) for the given ids, or for every chunk."""
+        if ids is None:
+            yield from self.db.execute("SELECT id, path, vec_key FROM chunks")
+            return
+        for start in range(0, len(ids), 500):
+            part = list(ids[start:start + 500])
+            yield from self.db.execute(
+                f"SELECT id, path, vec_key FROM chunks WHERE id IN ({','.join('?' * len(part))})", part)
+
+    def stored_chunks_of(self, path: str) -> list[tuple[str, str, str]]:
+        return self.db.execute("SELECT id, path, vec_key FROM chunks WHERE path = ?", (path,)).fetchall()
+
+    def counts(self) -> tuple[int, int]:
+        files = self.db.execute("SELECT COUNT(*) FROM files").fetchone()[0]
+        chunks = self.db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+        return files, chunks
+
+    # -- vector cache -----------------------------------------------------------------------
+    def cached_vectors(self, keys: Sequence[str], dim: int) -> dict[str, np.ndarray]:
+        result: dict[str, np.ndarray] = {}
+        for start in range(0, len(keys), 500):
+            part = list(keys[start:start + 500])
+            for key, blob in self.db.execute(
+                    f"SELECT key, vec FROM vectors WHERE key IN ({','.join('?' * len(part))})", part):
+                vec = np.frombuffer(blob, dtype=np.float32)
+                if vec.shape[0] == dim:
+                    result[key] = vec
+        return result
+
+    def cache_vectors(self, items: Iterable[tuple[str, np.ndarray]]) -> None:
+        self.db.executemany("INSERT OR REPLACE INTO vectors(key, vec) VALUES (?, ?)",
+                            [(k, np.asarray(v, dtype=np.float32).tobytes()) for k, v in items])
+
+    def prune_vectors(self) -> int:
+        """Drop cached vectors no chunk uses: deleted notes' text must not linger."""
+        cur = self.db.execute("DELETE FROM vectors WHERE key NOT IN (SELECT vec_key FROM chunks)")
+        return cur.rowcount
+
+    def clear(self) -> None:
+        """Forget every file and chunk (for --rebuild); keeps the vector cache."""
+        self.db.execute("DELETE FROM chunks")
+        self.db.execute("DELETE FROM files")
+        self.db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
+        self.db.commit()
+
+    # -- keyword search ---------------------------------------------------------------------
+    def keyword_search(self, match: str, limit: int, paths: Sequence[str] | None = None,
+                       weights: tuple[float, float, float] = (3.0, 2.0, 1.0)) -> list[tuple[str, float]]:
+        """(chunk id, bm25 score with higher = better) for an FTS5 MATCH expression."""
+        params: list = [*weights, match]
+        where = ""
+        if paths is not None:
+            if not paths:
+                return []
+            self._temp_paths(paths)
+            where = " AND c.path IN (SELECT path FROM temp.allowed)"
+        sql = (f"SELECT c.id, bm25(chunks_fts, ?, ?, ?) AS s FROM chunks_fts JOIN chunks c"
+               f" ON c.rowid = chunks_fts.rowid WHERE chunks_fts MATCH ?{where} ORDER BY s LIMIT ?")
+        try:
+            rows = self.db.execute(sql, (*params, limit)).fetchall()
+        except sqlite3.OperationalError:
+            return []  # a query FTS5 cannot parse finds nothing rather than failing the search
+        return [(cid, -score) for cid, score in rows]
+
+    def _temp_paths(self, paths: Sequence[str]) -> None:
+        self.db.execute("CREATE TEMP TABLE IF NOT EXISTS allowed (path TEXT PRIMARY KEY)")
+        self.db.execute("DELETE FROM temp.allowed")
+        self.db.executemany("INSERT OR IGNORE INTO temp.allowed(path) VALUES (?)", [(p,) for p in paths])
+
+    def filter_paths(self, path_glob: str | None = None, tag: str | None = None,
+                     since: str | None = None, until: str | None = None) -> list[str]:
+        """Paths matching the filters: glob on the path, a tag, a date range (note date or mtime)."""
+        clauses, params = [], []
+        if path_glob:
+            clauses.append("(path GLOB ? OR path GLOB ?)")
+            params += [path_glob, f"*{path_glob}" if not path_glob.startswith(("/", "*")) else path_glob]
+        if tag:
+            clauses.append("tags LIKE ?")
+            params.append(f"%|{tag.lower().lstrip('#')}|%")
+        date_expr = "COALESCE(date, date(mtime_ns / 1000000000, 'unixepoch'))"
+        if since:
+            clauses.append(f"{date_expr} >= ?")
+            params.append(since)
+        if until:
+            clauses.append(f"{date_expr} <= ?")
+            params.append(until)
+        where = (" WHERE " + " AND ".join(clauses)) if clauses else ""
+        return [r[0] for r in self.db.execute(f"SELECT path FROM files{where}", params)]
+
+
+def _tags_column(tags: Iterable[str]) -> str:
+    tags = [t.lower().lstrip("#") for t in tags if t]
+    return ("|" + "|".join(sorted(set(tags))) + "|") if tags else ""
+
+
+def _file_record(row) -> FileRecord:
+    return FileRecord(path=row[0], root=row[1], size=row[2], mtime_ns=row[3], hash=row[4],
+                      title=row[5], tags=tuple(t for t in row[6].split("|") if t), date=row[7],
+                      embeds=tuple(json.loads(row[8])), warnings=tuple(json.loads(row[9])),
+                      indexed_at=row[10])
+
+
+def _chunk(row) -> Chunk:
+    return Chunk(id=row[0], path=row[1], title=row[2], heading=row[3], text=row[4],
+                 line_start=row[5], line_end=row[6], page=row[7], ordinal=row[8])

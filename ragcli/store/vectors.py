@@ -1,0 +1,120 @@
+"""The vector side of the index: Chroma, on disk or on a Chroma server.
+
+Chroma holds only ids, vectors and the path of each chunk (for filters); the manifest
+holds everything else, so this store can be rebuilt from the manifest's vector cache.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from ..errors import StoreError
+
+COLLECTION = "ragcli-chunks"
+
+
+class VectorStore(Protocol):
+    def upsert(self, ids: Sequence[str], vectors: np.ndarray, paths: Sequence[str]) -> None: ...
+    def delete(self, ids: Sequence[str]) -> None: ...
+    def query(self, vector: np.ndarray, k: int, paths: Sequence[str] | None = None) -> list[tuple[str, float]]: ...
+    def ids(self) -> set[str]: ...
+    def count(self) -> int: ...
+    def reset(self) -> None: ...
+
+
+def _quiet_chroma() -> None:
+    # Nothing phones home: Chroma's telemetry is off before chromadb is imported.
+    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+
+
+class ChromaStore:
+    """A Chroma collection with cosine distance; embeddings are always given by us."""
+
+    def __init__(self, client, name: str = COLLECTION):
+        self.client = client
+        self.name = name
+        self.batch = max(1, min(client.get_max_batch_size(), 5000))
+        self._open()
+
+    def _open(self) -> None:
+        self.col = self.client.get_or_create_collection(
+            self.name, embedding_function=None, configuration={"hnsw": {"space": "cosine"}})
+
+    @classmethod
+    def persistent(cls, path: Path) -> "ChromaStore":
+        _quiet_chroma()
+        import chromadb
+        from chromadb.config import Settings
+
+        try:
+            client = chromadb.PersistentClient(path=str(path), settings=Settings(anonymized_telemetry=False))
+            return cls(client)
+        except Exception as exc:  # chromadb raises many types; all mean "cannot open"
+            raise StoreError(f"{path}: cannot open the vector store: {exc}") from None
+
+    @classmethod
+    def remote(cls, url: str, name: str = COLLECTION) -> "ChromaStore":
+        _quiet_chroma()
+        import chromadb
+        from chromadb.config import Settings
+        from urllib.parse import urlparse
+
+        parsed = urlparse(url if "://" in url else f"http://{url}")
+        try:
+            client = chromadb.HttpClient(host=parsed.hostname or "127.0.0.1", port=parsed.port or 8000,
+                                         ssl=parsed.scheme == "https",
+                                         settings=Settings(anonymized_telemetry=False))
+            return cls(client, name)
+        except Exception as exc:
+            raise StoreError(f"cannot reach the Chroma server at {url}: {exc}",
+                             hint="Start it (chroma run --path DIR) or unset RAG_CHROMA_URL.") from None
+
+    def upsert(self, ids: Sequence[str], vectors: np.ndarray, paths: Sequence[str]) -> None:
+        for start in range(0, len(ids), self.batch):
+            end = start + self.batch
+            self.col.upsert(ids=list(ids[start:end]), embeddings=np.asarray(vectors[start:end], dtype=np.float32),
+                            metadatas=[{"path": p} for p in paths[start:end]])
+
+    def delete(self, ids: Sequence[str]) -> None:
+        ids = list(ids)
+        for start in range(0, len(ids), self.batch):
+            self.col.delete(ids=ids[start:start + self.batch])
+
+    def query(self, vector: np.ndarray, k: int, paths: Sequence[str] | None = None) -> list[tuple[str, float]]:
+        """(chunk id, cosine similarity) of the k nearest chunks, optionally within ``paths``."""
+        if paths is not None and not paths:
+            return []
+        where = None
+        if paths is not None:
+            where = {"path": {"$in": list(paths)}} if len(paths) > 1 else {"path": paths[0]}
+        k = max(1, min(k, self.count()))
+        if k == 0:
+            return []
+        result = self.col.query(query_embeddings=np.asarray([vector], dtype=np.float32), n_results=k,
+                                where=where, include=["distances"])
+        return [(cid, 1.0 - float(d)) for cid, d in zip(result["ids"][0], result["distances"][0])]
+
+    def ids(self) -> set[str]:
+        found: set[str] = set()
+        offset = 0
+        while True:
+            page = self.col.get(include=[], limit=self.batch, offset=offset)["ids"]
+            found.update(page)
+            if len(page) < self.batch:
+                return found
+            offset += len(page)
+
+    def count(self) -> int:
+        return self.col.count()
+
+    def reset(self) -> None:
+        try:
+            self.client.delete_collection(self.name)
+        except Exception:  # not there: nothing to reset
+            pass
+        self._open()
