@@ -36,8 +36,9 @@ class Link:
         """How the link reads in prose: alias, else 'Note > Heading', else the note name."""
         if self.alias:
             return self.alias
-        name = os.path.splitext(self.target.rsplit("/", 1)[-1])[0] if is_note_target(self.target) \
-            else self.target.rsplit("/", 1)[-1]
+        if not is_note_target(self.target):
+            return self.target.rsplit("/", 1)[-1]  # an attachment: its file name
+        name = os.path.splitext(self.target.rsplit("/", 1)[-1])[0]
         if self.subpath and not self.subpath.startswith("^"):
             heading = self.subpath.split("#")[-1]
             return f"{name} > {heading}" if name else heading
@@ -101,11 +102,27 @@ def rewrite_links(text: str, links: list[Link]) -> str:
     def md_link(m: re.Match[str]) -> str:
         return m.group(2)
 
-    if "[[" in text:
-        text = _WIKILINK.sub(wikilink, text)
-    if "](" in text:
-        text = _MD_LINK.sub(md_link, text)
-    return text
+    def rewrite(part: str) -> str:
+        if "[[" in part:
+            part = _WIKILINK.sub(wikilink, part)
+        if "](" in part:
+            part = _MD_LINK.sub(md_link, part)
+        return part
+
+    return _outside_inline_code(text, rewrite)
+
+
+def _outside_inline_code(text: str, rewrite) -> str:
+    """Apply rewrite to the text between `code spans`; code is shown as written."""
+    if "`" not in text:
+        return rewrite(text)
+    out, pos = [], 0
+    for m in _INLINE_CODE.finditer(text):
+        out.append(rewrite(text[pos:m.start()]))
+        out.append(m.group(0))
+        pos = m.end()
+    out.append(rewrite(text[pos:]))
+    return "".join(out)
 
 
 def rewrite_callouts(text: str) -> str:
