@@ -1,0 +1,327 @@
+"""The watcher: one long writing session that keeps the index in step with the disk.
+
+Threads: watchdog's observer thread turns events into pending paths (``changes``); the
+main thread sleeps on a condition until a path's quiet period ends, then runs the same
+incremental pipeline as ``rag index`` on just those paths (``Indexer.run(scope=...)``).
+A full reconcile runs at start (catching what changed while the watcher was down) and
+every ``reconcile_interval`` (catching what the OS dropped). Idle, nothing runs but the
+observer's blocking read.
+
+Stopping: SIGTERM/SIGINT set a flag. Between syncs the loop just ends; during one, the
+pipeline's progress callback raises at the next file boundary (nothing of the unflushed
+batch is written), and after ``grace`` seconds a timer raises wherever it is, like Ctrl-C
+in ``rag index`` (the store's write protocol makes that safe). Then the lock is released.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..config import Config
+from ..errors import IndexMismatchError, ModelError, RagError
+from .changes import PendingChanges, Relevance, event_paths
+from .observe import make_handler, start_observer, stop_observer, unwatched_folders, warn_limit
+
+log = logging.getLogger("ragcli.watch")
+
+STATE_FILE = "watch.json"  # read by `rag status` (ragcli.status.WATCH_STATE)
+MAX_ATTEMPTS = 3  # a path whose sync raised is retried this often before the next reconcile
+STATE_EVERY = 0.5  # seconds between two writes of the state file at most
+
+
+class Interrupted(BaseException):
+    """A stop was asked for while a sync was running (raised inside the pipeline)."""
+
+
+@dataclass(frozen=True)
+class WatchOptions:
+    debounce: float = 1.0
+    reconcile_interval: float = 300.0
+    polling: bool = False
+    grace: float = 2.0  # seconds a stop waits for the file in hand before interrupting
+
+
+class Watcher:
+    """``Watcher(config, paths, options).run()`` blocks until SIGTERM/SIGINT or ``stop()``."""
+
+    def __init__(self, config: Config, paths: Sequence[Path] | None = None,
+                 options: WatchOptions | None = None):
+        self.config = config
+        self.paths = [Path(p) for p in paths] if paths else None
+        self.options = options or WatchOptions(config.debounce, config.reconcile_interval)
+        self.pending = PendingChanges(self.options.debounce)
+        self.indexer = None
+        self.roots: list[Path] = []
+        self.observer = None
+        self.observer_kind = ""
+        self.since = time.time()
+        self.state = "starting"
+        self.last_sync: float | None = None
+        self.syncs = 0
+        self._stop = threading.Event()
+        self._busy = False
+        self._attempts: dict[str, int] = {}
+        self._failed: dict[str, str] = {}
+        self._state_written: tuple | None = None
+        self._state_at = 0.0
+
+    # -- life cycle -------------------------------------------------------------------------
+    def run(self) -> None:
+        from ..pipeline import Indexer, resolve_roots
+
+        self.indexer = Indexer(self.config, role="watch", progress=self._progress)
+        restore = self._install_signals()
+        try:
+            self.roots = resolve_roots(self.indexer.idx, self.paths)
+            self.relevance = Relevance(self.roots, [self.config.data_dir, self.config.index_dir])
+            self.observer, self.observer_kind = start_observer(
+                self.roots, make_handler(self._on_event), polling=self.options.polling)
+            log.info("watching %s (%s observer, debounce %gs, full reconcile every %gs)",
+                     ", ".join(map(str, self.roots)), self.observer_kind, self.options.debounce,
+                     self.options.reconcile_interval)
+            self._check_coverage()
+            self._reconcile(startup=True)
+            if not self._stop.is_set():
+                self._warm_up()
+                self._loop()
+        except Interrupted:
+            pass
+        finally:
+            if self.observer is not None:
+                stop_observer(self.observer)
+            self._remove_state()
+            self.indexer.close()
+            restore()
+            log.info("stopped; the index lock is released")
+
+    def stop(self) -> None:
+        """Ask the loop to end (safe from a signal handler or another thread)."""
+        self._stop.set()
+        self.pending.wake()
+
+    def _loop(self) -> None:
+        next_reconcile = time.monotonic() + self.options.reconcile_interval
+        while not self._stop.is_set():
+            self._write_state()
+            self.pending.wait(until=next_reconcile)
+            if self._stop.is_set():
+                break
+            if self.pending.take_reconcile() or time.monotonic() >= next_reconcile:
+                self._check_coverage()
+                self._reconcile()
+                next_reconcile = time.monotonic() + self.options.reconcile_interval
+            due = self.pending.take_due()
+            if due:
+                self._sync(due)
+
+    # -- work -------------------------------------------------------------------------------
+    def _reconcile(self, startup: bool = False) -> None:
+        self.state = "reconciling"
+        self._write_state(force=True)
+        report = self._run(None, what="start-up reconcile" if startup else "reconcile")
+        if report is not None:
+            self._attempts.clear()
+        self.state = "watching"
+
+    def _sync(self, paths: list[str]) -> None:
+        scope = self._worth_syncing(paths)
+        if not scope:
+            return
+        self.state = "syncing"
+        self._write_state()
+        report = self._run(scope, what="sync")
+        if report is None:
+            self._retry(scope)
+        else:
+            for path in scope:
+                self._attempts.pop(path, None)
+        self.state = "watching"
+
+    def _run(self, scope: list[str] | None, what: str):
+        """One pipeline run; returns its report, or None when it failed (and was logged)."""
+        self._busy = True
+        try:
+            report = self.indexer.run(self.roots, scope=[Path(p) for p in scope] if scope else None)
+        except (Interrupted, IndexMismatchError, ModelError):
+            raise  # a stop, or an index no run can fix: the daemon ends and says why
+        except RagError as exc:
+            log.warning("%s failed: %s%s", what, exc, f" ({exc.hint})" if exc.hint else "")
+            return None
+        except Exception:  # noqa: BLE001 - one bad run must not end the daemon
+            log.exception("%s failed unexpectedly; will try again", what)
+            return None
+        finally:
+            self._busy = False
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        self.last_sync = time.time()
+        self.syncs += 1
+        self._log_report(report, what, scope)
+        return report
+
+    def _worth_syncing(self, paths: list[str]) -> list[str]:
+        """Drop paths that are neither indexable now nor in the index (costs no pipeline run)."""
+        from ..ingest.discover import classify
+
+        exclude = [self.config.data_dir, self.config.index_dir]
+        keep, unknown = [], []
+        for path in paths:
+            if os.path.isdir(path) or classify(Path(path), self.roots, exclude) is not None:
+                keep.append(path)
+            else:
+                unknown.append(path)
+        if unknown:
+            known = self.indexer.idx.manifest.files()
+            for path in unknown:
+                prefix = path.rstrip(os.sep) + os.sep
+                if path in known or any(k.startswith(prefix) for k in known):
+                    keep.append(path)
+        return sorted(keep)
+
+    def _retry(self, paths: list[str]) -> None:
+        for path in paths:
+            n = self._attempts.get(path, 0) + 1
+            self._attempts[path] = n
+            if n <= MAX_ATTEMPTS:
+                self.pending.add(path, delay=5.0 * n)
+            else:
+                log.warning("giving up on %s until the next reconcile", path)
+
+    def _warm_up(self) -> None:
+        """Load the embedder and parser now, so the first save is not slowed by it."""
+        try:
+            self.indexer.embedding.get()
+            self.indexer.parser  # noqa: B018 - property that creates the parser
+        except (IndexMismatchError, ModelError):
+            raise
+        except Exception:  # noqa: BLE001 - a later sync reports it again, with context
+            log.warning("could not load the embedder yet", exc_info=True)
+
+    def _check_coverage(self) -> None:
+        """Fall back to polling when inotify silently left folders unwatched."""
+        if self.observer_kind != "native":
+            return
+        missing = unwatched_folders(self.roots)
+        if missing:
+            time.sleep(0.5)  # a folder created a moment ago may be about to get its watch
+            missing = unwatched_folders(self.roots)
+        if not missing:
+            return
+        warn_limit(missing=missing)
+        stop_observer(self.observer)
+        self.observer, self.observer_kind = start_observer(
+            self.roots, make_handler(self._on_event), polling=True)
+        self.pending.request_reconcile()  # what the unwatched folders did meanwhile
+
+    # -- events, progress and signals -------------------------------------------------------
+    def _on_event(self, event) -> None:  # observer thread
+        paths, reconcile = event_paths(event, self.relevance)
+        for path in paths:
+            log.debug("%s %s", event.event_type, path)
+            self.pending.add(path)
+        if reconcile:
+            log.info(".ragignore changed: reconciling")
+            self.pending.request_reconcile()
+
+    def _progress(self, event: str, data: dict) -> None:
+        if self._stop.is_set() and self._busy:
+            raise Interrupted()  # at a file boundary: the unflushed batch is not written
+        if event == "message":
+            log.info("%s", data.get("text", ""))
+        elif event == "file":
+            log.debug("indexed %s (%d chunks)", data.get("path"), data.get("chunks", 0))
+
+    def _install_signals(self):
+        if threading.current_thread() is not threading.main_thread():
+            return lambda: None
+        wanted = {signal.SIGTERM: self._on_stop_signal, signal.SIGINT: self._on_stop_signal,
+                  signal.SIGALRM: self._on_alarm}
+        if hasattr(signal, "SIGHUP"):
+            wanted[signal.SIGHUP] = self._on_hup
+        old = {sig: signal.signal(sig, handler) for sig, handler in wanted.items()}
+
+        def restore() -> None:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            for sig, handler in old.items():
+                signal.signal(sig, handler)
+
+        return restore
+
+    def _on_stop_signal(self, signum, _frame) -> None:
+        again = self._stop.is_set()
+        log.info("%s received: stopping", signal.Signals(signum).name)
+        self.stop()
+        if self._busy:
+            if again:
+                raise Interrupted()
+            signal.setitimer(signal.ITIMER_REAL, self.options.grace)
+
+    def _on_alarm(self, _signum, _frame) -> None:
+        if self._busy and self._stop.is_set():
+            log.info("the file in hand did not finish within %gs: rolling it back", self.options.grace)
+            raise Interrupted()
+
+    def _on_hup(self, _signum, _frame) -> None:
+        log.info("SIGHUP received: full reconcile")
+        self.pending.request_reconcile()
+
+    # -- reporting --------------------------------------------------------------------------
+    def _log_report(self, report, what: str, scope: list[str] | None) -> None:
+        changed = report.files_indexed or report.files_removed
+        level = logging.INFO if changed or what == "start-up reconcile" else logging.DEBUG
+        log.log(level, "%s: %d indexed, %d removed, %d unchanged, %d skipped; %d chunks added, "
+                "%d removed (%.2fs)", what, report.files_indexed, report.files_removed,
+                report.files_unchanged, len(report.files_failed), report.chunks_added,
+                report.chunks_removed, report.seconds)
+        failed_now = {f.path: f.reason for f in report.files_failed}
+        for path, reason in failed_now.items():
+            if self._failed.get(path) != reason:
+                log.warning("skipped %s: %s", path, reason)
+        if scope is None:
+            self._failed = failed_now
+        else:
+            for path in scope:
+                self._failed.pop(path, None)
+            self._failed.update(failed_now)
+
+    def state_dict(self) -> dict:
+        return {"pid": os.getpid(), "since": self.since, "roots": [str(r) for r in self.roots],
+                "pending": len(self.pending), "state": self.state, "observer": self.observer_kind,
+                "last_sync": self.last_sync, "syncs": self.syncs, "debounce": self.options.debounce,
+                "reconcile_interval": self.options.reconcile_interval}
+
+    def _write_state(self, force: bool = False) -> None:
+        data = self.state_dict()
+        key = (data["pending"], data["state"], data["last_sync"], data["observer"])
+        now = time.monotonic()
+        if not force and (key == self._state_written or now - self._state_at < STATE_EVERY):
+            if key != self._state_written:
+                self.pending.add_wakeup(self._state_at + STATE_EVERY)
+            return
+        path = self.config.index_dir / STATE_FILE
+        tmp = path.with_name(f".{STATE_FILE}.{os.getpid()}.tmp")
+        try:
+            tmp.write_text(json.dumps(data))
+            os.replace(tmp, path)
+        except OSError as exc:
+            log.debug("cannot write %s: %s", path, exc)
+            return
+        self._state_written, self._state_at = key, now
+
+    def _remove_state(self) -> None:
+        try:
+            (self.config.index_dir / STATE_FILE).unlink()
+        except OSError:
+            pass
+
+
+def watch(config: Config, paths: Sequence[Path] | None = None, options: WatchOptions | None = None) -> None:
+    """Run the watcher in the foreground until SIGTERM or SIGINT."""
+    Watcher(config, paths, options).run()
