@@ -174,51 +174,108 @@ class Index:
     # -- recovery ---------------------------------------------------------------------------
     def recover(self) -> None:
         """Bring Chroma back in step with the manifest after a run that was killed mid-write."""
+        _remove_leftovers(self.dir)
         if self.manifest.get_meta("vectors_dirty", "0") != "1":
             return
         if not self.config.chroma_url and not vectors_open_in_child(self.dir / CHROMA_NAME):
             self._move_broken_chroma()
+            self.rebuild_vectors()
+            return
         self.sync_vectors()
         self.manifest.set_meta("vectors_dirty", "0")
 
     def _move_broken_chroma(self) -> None:
+        """Set a store that does not open aside (only the latest one is kept, for a bug report)."""
         path = self.dir / CHROMA_NAME
+        self._vectors = None
+        _forget_chroma_clients()
         if path.exists():
+            for old in self.dir.glob(f"{CHROMA_NAME}.broken-*"):
+                shutil.rmtree(old, ignore_errors=True)
             shutil.move(str(path), str(self.dir / f"{CHROMA_NAME}.broken-{int(time.time())}"))
 
     def sync_vectors(self) -> tuple[int, int]:
-        """Make Chroma hold exactly the manifest's chunks; returns (added, deleted)."""
-        have = self.vectors.ids()
-        want = {cid: (path, key) for cid, path, key in self.manifest.stored_chunks()}
+        """Make Chroma hold exactly the manifest's chunks; returns (written, deleted)."""
+        written, deleted, _lost = self._sync_into(self.vectors)
+        return written, deleted
+
+    def _sync_into(self, store) -> tuple[int, int, list[str]]:
+        """Make ``store`` hold exactly the manifest's chunk ids, paths and cached vectors.
+
+        A file with a chunk whose vector is not in the cache cannot be restored without
+        embedding: it is forgotten (and its vectors dropped) so the next run indexes it again.
+        Returns (vectors written, vectors deleted, forgotten paths).
+        """
+        m, dim = self.manifest, self._dim()
+        lost = sorted(r[0] for r in m.db.execute(
+            "SELECT DISTINCT c.path FROM chunks c LEFT JOIN vectors v ON v.key = c.vec_key"
+            " WHERE v.key IS NULL OR length(v.vec) != ?", (dim * 4,)))
+        for path in lost:
+            m.remove_file(path)
+        m.db.commit()
+        want = {cid: (path, key) for cid, path, key in m.stored_chunks()}
+        have: set[str] = set()
+        wrong: list[str] = []  # present, but under another path or with another vector
+        offset, page_size = 0, 2000
+        while True:
+            page = store.col.get(include=["metadatas", "embeddings"], limit=page_size, offset=offset)
+            ids = page["ids"]
+            offset += len(ids)
+            metas = page["metadatas"] or [None] * len(ids)
+            embeddings = page["embeddings"]
+            keys = [want[c][1] for c in ids if c in want]
+            cached = m.cached_vectors(keys, dim) if keys else {}
+            for i, cid in enumerate(ids):
+                have.add(cid)
+                if cid not in want:
+                    continue
+                path, key = want[cid]
+                vec = cached.get(key)
+                same_path = (metas[i] or {}).get("path") == path
+                same_vec = (vec is not None and embeddings is not None
+                            and np.allclose(np.asarray(embeddings[i], dtype=np.float32), vec,
+                                            rtol=1e-4, atol=1e-5))
+                if not (same_path and same_vec):
+                    wrong.append(cid)
+            if len(ids) < page_size:
+                break
         extra = sorted(have - want.keys())
         if extra:
-            self.vectors.delete(extra)
-        missing = [cid for cid in want if cid not in have]
-        dim = self._dim()
-        lost_paths: set[str] = set()
-        for start in range(0, len(missing), 2000):
-            part = missing[start:start + 2000]
-            cached = self.manifest.cached_vectors([want[c][1] for c in part], dim)
-            ok = [c for c in part if want[c][1] in cached]
-            lost_paths |= {want[c][0] for c in part if want[c][1] not in cached}
-            if ok:
-                self.vectors.upsert(ok, np.stack([cached[want[c][1]] for c in ok]), [want[c][0] for c in ok])
-        for path in lost_paths:  # no vector to restore: forget the file so the next run re-embeds it
-            self.manifest.remove_file(path)
-        self.manifest.db.commit()
-        return len(missing), len(extra)
+            store.delete(extra)
+        todo = [cid for cid in want if cid not in have] + wrong
+        for start in range(0, len(todo), 2000):
+            part = todo[start:start + 2000]
+            cached = m.cached_vectors([want[c][1] for c in part], dim)
+            store.upsert(part, np.stack([cached[want[c][1]] for c in part]), [want[c][0] for c in part])
+        return len(todo), len(extra), lost
 
-    def rebuild_vectors(self) -> None:
-        """Start Chroma afresh from the manifest's cache (used by verify --repair)."""
+    def rebuild_vectors(self) -> list[str]:
+        """Build Chroma afresh from the manifest's cache in a new folder, then swap it in.
+
+        Until the swap the live store is untouched; ``vectors_dirty`` stays set throughout, so
+        a crash at any point leaves something ``recover`` finishes. Returns the files
+        forgotten because a vector was not cached (they need indexing again).
+        """
         self.manifest.set_meta("vectors_dirty", "1")
-        if not self.config.chroma_url:
+        if self.config.chroma_url:
+            self.vectors.reset()
+            _written, _deleted, lost = self._sync_into(self.vectors)
+        else:
+            from .vectors import ChromaStore
+
             self._vectors = None
             _forget_chroma_clients()
-            self._move_broken_chroma()
-        else:
-            self.vectors.reset()
-        self.sync_vectors()
+            live = self.dir / CHROMA_NAME
+            fresh = self.dir / f"{CHROMA_NAME}.new-{os.getpid()}"
+            shutil.rmtree(fresh, ignore_errors=True)
+            store = ChromaStore.persistent(fresh)
+            _written, _deleted, lost = self._sync_into(store)
+            del store
+            _forget_chroma_clients()  # stops Chroma's system: its files are closed before the swap
+            _swap_dirs(fresh, live)
+            shutil.rmtree(fresh, ignore_errors=True)  # now the old store, if there was one
         self.manifest.set_meta("vectors_dirty", "0")
+        return lost
 
     # -- reporting --------------------------------------------------------------------------
     def size_bytes(self) -> int:
@@ -252,6 +309,43 @@ def _forget_chroma_clients() -> None:
         SharedSystemClient.clear_system_cache()
     except Exception:
         pass
+
+
+def _remove_leftovers(index_dir: Path) -> None:
+    """Folders a rebuild killed half-way left behind (only called with the write lock held)."""
+    for pattern in (f"{CHROMA_NAME}.new-*", f"{CHROMA_NAME}.old-*"):
+        for path in index_dir.glob(pattern):
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _swap_dirs(fresh: Path, live: Path) -> None:
+    """Put ``fresh`` at ``live``; the old ``live`` (if any) ends up at ``fresh``.
+
+    One atomic renameat2(RENAME_EXCHANGE) on Linux; elsewhere three renames, and a crash
+    between them leaves no store at ``live``, which recovery rebuilds from the cache.
+    """
+    if not live.exists():
+        os.rename(fresh, live)
+        return
+    if _exchange(fresh, live):
+        return
+    old = live.with_name(f"{CHROMA_NAME}.old-{os.getpid()}")
+    os.rename(live, old)
+    os.rename(fresh, live)
+    os.rename(old, fresh)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    at_fdcwd, rename_exchange = -100, 2
+    return renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
 
 
 _PROBE = """
