@@ -1,0 +1,119 @@
+"""Chunking: budgets on the embedded text, section boundaries, fences, overlap, stable ids."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ragcli.ingest import Found, NoteResolver, discover, read_and_parse
+from ragcli.ingest.chunk import chunk_document, chunk_id
+from ragcli.types import Document, Section
+
+VAULT = Path(__file__).resolve().parents[1].parent / "shared" / "corpora" / "obsidian-help" / "en"
+
+
+def words(text: str) -> int:
+    return len(text.split())
+
+
+def bert_like(text: str) -> int:
+    """A stand-in with [CLS]/[SEP]: every count carries 2 special tokens, like WordPiece."""
+    return len(text.split()) + 2
+
+
+def _doc(*sections: Section, title: str = "T") -> Document:
+    return Document(path="/v/t.md", title=title, sections=list(sections))
+
+
+@pytest.mark.parametrize("counter", [words, bert_like])
+def test_budget_holds_on_embed_text(counter) -> None:
+    prose = " ".join(f"Sentence number {i} has some words." for i in range(400))
+    doc = _doc(Section(("T", "Long"), prose, 1, 1))
+    chunks = chunk_document(doc, counter, 50, 8)
+    assert len(chunks) > 10
+    assert all(counter(c.embed_text()) <= 50 for c in chunks)
+    assert all(c.heading == "T > Long" and c.line_start == c.line_end == 1 for c in chunks)
+
+
+def test_sections_never_mix_and_empty_sections_vanish() -> None:
+    doc = _doc(Section(("T",), "intro text", 1, 1), Section(("T", "A"), "\n  \n", 2, 3),
+               Section(("T", "B"), "\nbee text\n", 4, 6))
+    chunks = chunk_document(doc, words, 200, 16)
+    assert [(c.heading, c.text, c.line_start, c.line_end) for c in chunks] == [
+        ("T", "intro text", 1, 1), ("T > B", "bee text", 5, 5)]
+    assert [c.ordinal for c in chunks] == [0, 1]
+
+
+def test_paragraph_lines_and_overlap() -> None:
+    paras = [f"para{i} " + "word " * 30 for i in range(6)]
+    text = "\n\n".join(paras)  # paragraph i sits on line 10 + 2*i
+    doc = _doc(Section(("T", "S"), text, 10, 20))
+    chunks = chunk_document(doc, words, 80, 10)
+    assert len(chunks) >= 3
+    assert chunks[0].line_start == 10 and chunks[-1].line_end == 20
+    for prev, nxt in zip(chunks, chunks[1:]):
+        tail = " ".join(prev.text.split()[-5:])
+        assert tail in nxt.text  # consecutive pieces share the previous tail
+        assert nxt.line_start >= prev.line_start
+
+
+def test_code_fence_stays_whole_unless_too_big() -> None:
+    fence = "```python\n" + "\n".join(f"x{i} = {i}" for i in range(20)) + "\n```"
+    text = "before " * 30 + "\n\n" + fence + "\n\nafter"
+    chunks = chunk_document(_doc(Section(("T",), text, 1, 26)), words, 100, 8)
+    assert any(fence in c.text for c in chunks)
+    big = "```\n" + "\n".join(f"line {i} of code" for i in range(300)) + "\n```"
+    chunks = chunk_document(_doc(Section(("T",), big, 1, 302)), words, 60, 0)
+    assert len(chunks) > 5 and all(words(c.embed_text()) <= 60 for c in chunks)
+    assert "line 0 of code\nline 1 of code" in chunks[0].text  # cut at lines, newlines kept
+
+
+def test_giant_word_and_unsplittable_text() -> None:
+    blob = "A" * 200_000
+    chunks = chunk_document(_doc(Section(("T",), blob, 1, 1)), lambda s: len(s) // 4 + 1, 100, 0)
+    assert "".join(c.text for c in chunks) == blob
+
+
+def test_ids_are_stable_and_distinct_for_repeats() -> None:
+    doc = _doc(Section(("T", "S"), "same text", 1, 1), Section(("T", "S"), "same text", 3, 3))
+    a = chunk_document(doc, words, 100, 0)
+    b = chunk_document(doc, words, 100, 0)
+    assert [c.id for c in a] == [c.id for c in b]
+    assert a[0].id != a[1].id and len(a[0].id) == 32
+    assert a[0].id == chunk_id("/v/t.md", "T > S", "same text", 0)
+
+
+def test_pdf_pages_carry_through() -> None:
+    doc = _doc(Section(("P",), "page one", 1, 1, page=1), Section(("P",), "page\ntwo", 1, 2, page=2),
+               title="P")
+    assert [(c.page, c.line_end) for c in chunk_document(doc, words, 100, 0)] == [(1, 1), (2, 2)]
+
+
+def test_ten_megabyte_note_chunks_with_linear_token_calls(tmp_path: Path) -> None:
+    para = "Lorem ipsum dolor sit amet, consectetur adipiscing elit sed do eiusmod.\n\n"
+    path = tmp_path / "huge.md"
+    path.write_text("".join(f"## H{i}\n\n" + para * 40 for i in range(4000)))
+    doc = read_and_parse(path, 50 << 20)
+    calls = 0
+
+    def counting(text: str) -> int:
+        nonlocal calls
+        calls += 1
+        return len(text.split())
+
+    chunks = chunk_document(doc, counting, 200, 32)
+    assert len(chunks) >= 4000
+    assert calls < 60 * len(chunks)  # per paragraph and per chunk, never per pair
+
+
+@pytest.mark.skipif(not VAULT.is_dir(), reason="../shared/corpora is not present")
+def test_vault_chunks_point_at_real_lines() -> None:
+    found = [f.path for f in discover([VAULT]) if isinstance(f, Found)]
+    resolver = NoteResolver.from_paths(found, [VAULT])
+    for path in found:
+        doc = read_and_parse(path, 50 << 20, resolver)
+        lines = path.read_text(encoding="utf-8").split("\n")
+        for c in chunk_document(doc, words, 200, 32):
+            assert 1 <= c.line_start <= c.line_end <= len(lines)
+            assert words(c.embed_text()) <= 200
