@@ -283,8 +283,15 @@ class Manifest:
 
     # -- keyword search ---------------------------------------------------------------------
     def keyword_search(self, match: str, limit: int, paths: Sequence[str] | None = None,
-                       weights: tuple[float, float, float] = (3.0, 2.0, 1.0)) -> list[tuple[str, float]]:
-        """(chunk id, bm25 score with higher = better) for an FTS5 MATCH expression."""
+                       weights: tuple[float, float, float] = (3.0, 2.0, 1.0),
+                       ids: Sequence[str] | None = None) -> list[tuple[str, float]]:
+        """(chunk id, bm25 score with higher = better) for an FTS5 MATCH expression.
+
+        ``paths`` limits the search to those files, ``ids`` to those chunks (hybrid search
+        asks for the exact bm25 of candidates the vector side found). Title (with aliases)
+        weighs 3, the heading path 2, the text 1: a term in a note's name says more about
+        what the note is about than the same term in passing.
+        """
         params: list = [*weights, match]
         where = ""
         if paths is not None:
@@ -292,6 +299,13 @@ class Manifest:
                 return []
             self._temp_paths(paths)
             where = " AND c.path IN (SELECT path FROM temp.allowed)"
+        if ids is not None:
+            if not ids:
+                return []
+            self.db.execute("CREATE TEMP TABLE IF NOT EXISTS wanted (id TEXT PRIMARY KEY)")
+            self.db.execute("DELETE FROM temp.wanted")
+            self.db.executemany("INSERT OR IGNORE INTO temp.wanted(id) VALUES (?)", [(i,) for i in ids])
+            where += " AND c.id IN (SELECT id FROM temp.wanted)"
         sql = (f"SELECT c.id, bm25(chunks_fts, ?, ?, ?) AS s FROM chunks_fts JOIN chunks c"
                f" ON c.rowid = chunks_fts.rowid WHERE chunks_fts MATCH ?{where} ORDER BY s LIMIT ?")
         try:
