@@ -87,8 +87,15 @@ def warn_limit(exc: OSError | None = None, missing: int = 0) -> None:
     what = f"{missing} folder(s) could not be watched" if missing else "inotify watch limit reached"
     log.warning("%s (fs.inotify.max_user_watches=%s); falling back to polling every %gs, which "
                 "costs more CPU on big vaults. Fix: %s (make it permanent in /etc/sysctl.d/), "
-                "then restart rag watch.", what, _read_int("/proc/sys/fs/inotify/max_user_watches"),
+                "then restart rag watch.", what, _watch_limit(),
                 POLL_SECONDS, FIX_WATCHES)
+
+
+def _watch_limit() -> str:
+    """The effective per-user watch limit: the sysctl, or a lower one of this user namespace."""
+    values = [_read_int(p) for p in ("/proc/sys/fs/inotify/max_user_watches", "/proc/sys/user/max_inotify_watches")]
+    numbers = [int(v) for v in values if v.isdigit()]
+    return str(min(numbers)) if numbers else "?"
 
 
 def unwatched_folders(roots: Sequence[Path]) -> int | None:

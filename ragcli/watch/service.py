@@ -96,8 +96,7 @@ def _launchd(argv: list[str], environment: dict[str, str], home: Path) -> str:
     log_path = home / "Library" / "Logs" / "rag-watch.log"
     return f"""\
 <?xml version="1.0" encoding="UTF-8"?>
-<!-- ragcli watcher. Install:
-       rag watch --print-service launchd > ~/Library/LaunchAgents/{LABEL}.plist
+<!-- ragcli watcher. Save as ~/Library/LaunchAgents/{LABEL}.plist, then run
        launchctl bootstrap gui/$(id -u) ~/Library/LaunchAgents/{LABEL}.plist -->
 <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
 <plist version="1.0">
