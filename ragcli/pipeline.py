@@ -19,7 +19,6 @@ from .store import FileUpdate, Index
 from .store.manifest import FileRecord, StoredChunk, content_hash, vector_key
 from .types import FileFailure
 
-CHUNKER_VERSION = 1
 FLUSH_CHUNKS = 128  # chunks embedded and written per transaction
 FLUSH_FILES = 64
 
@@ -45,9 +44,11 @@ class IndexReport:
         return data
 
 
-def chunker_settings(config: Config, max_tokens: int | None = None) -> dict:
-    tokens = min(config.chunk_tokens, max_tokens) if max_tokens else config.chunk_tokens
-    return {"version": CHUNKER_VERSION, "tokens": tokens, "overlap": config.chunk_overlap}
+def chunker_settings(config: Config) -> dict:
+    """What shapes the chunks; part of the index fingerprint, checkable without any model."""
+    from .ingest.chunk import CHUNKER_VERSION
+
+    return {"version": CHUNKER_VERSION, "tokens": config.chunk_tokens, "overlap": config.chunk_overlap}
 
 
 def remembered_roots(index: Index) -> list[str]:
@@ -86,7 +87,7 @@ class _Embedding:
 
 def index_fingerprint(config: Config, embedder) -> dict:
     return {"embedding_model": embedder.model_id, "dim": int(embedder.dim),
-            "chunker": chunker_settings(config, embedder.max_tokens)}
+            "chunker": chunker_settings(config)}
 
 
 def _emit(progress: ProgressFn | None, event: str, **data) -> None:
@@ -118,6 +119,16 @@ class Indexer:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    def _check_chunker(self) -> None:
+        """Settings that change the chunks are checked on every run, even with nothing to do."""
+        have = self.idx.fingerprint()
+        if have and have.get("chunker") != chunker_settings(self.config):
+            from .errors import IndexMismatchError
+            from .store import describe_mismatch
+
+            raise IndexMismatchError(describe_mismatch({"chunker": have.get("chunker")},
+                                                       {"chunker": chunker_settings(self.config)}))
+
     @property
     def parser(self):
         if self._parser is None:
@@ -136,6 +147,8 @@ class Indexer:
         report = IndexReport(roots=[str(r) for r in roots])
         if rebuild:
             self.embedding.get(rebuild=True)
+        else:
+            self._check_chunker()
         update_roots(self, roots, report, scope)
         report.seconds = round(time.monotonic() - started, 3)
         return report
@@ -291,8 +304,8 @@ def _prepare(config, parser, resolver, item, embedding, report, parse_error):
         report.files_failed.append(FileFailure(str(path), f"cannot read: {exc.strerror or exc}"))
         return None
     embedder = embedding.get()
-    settings = chunker_settings(config, embedder.max_tokens)
-    chunks = chunk_document(doc, embedder.count_tokens, settings["tokens"], settings["overlap"])
+    budget = min(config.chunk_tokens, embedder.max_tokens)
+    chunks = chunk_document(doc, embedder.count_tokens, budget, config.chunk_overlap)
     for warning in doc.warnings:
         report.warnings.append({"path": str(path), "warning": warning})
     root = root_of(path, [Path(r) for r in report.roots]) or path.parent
@@ -315,10 +328,18 @@ def _flush(idx: Index, embedding: _Embedding, pending: list, report: IndexReport
         for s in stored:
             if s.vec_key not in cached:
                 texts.setdefault(s.vec_key, s.chunk.embed_text())
-    fresh = {}
-    if texts:
-        vectors = embedder.embed(list(texts.values()))
-        fresh = dict(zip(texts.keys(), vectors))
+    fresh: dict = {}
+    items = list(texts.items())
+    for start in range(0, len(items), FLUSH_CHUNKS):
+        part = items[start:start + FLUSH_CHUNKS]
+        got = dict(zip((k for k, _t in part), embedder.embed([t for _k, t in part])))
+        if len(items) > FLUSH_CHUNKS:
+            # A big file embeds over several slices: each is cached and committed (harmless on
+            # its own, step 1 of the write protocol), so a run killed half-way through keeps
+            # what it embedded and the next run gets further instead of starting over.
+            idx.manifest.cache_vectors(got.items())
+            idx.manifest.db.commit()
+        fresh.update(got)
     updates = []
     for rec, stored in pending:
         need = {s.vec_key: fresh[s.vec_key] for s in stored if s.vec_key in fresh}

@@ -1,0 +1,214 @@
+"""`rag index` / `rag search` / `rag status` end to end: real files, real models, real Chroma."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from ragcli.cli import main
+from conftest import EXAMPLES, PDFS, VAULT, needs_corpora
+
+
+def run_json(capsys, *args) -> tuple[int, dict]:
+    code = main(list(args))
+    out = capsys.readouterr().out
+    return code, (json.loads(out) if out.strip() else {})
+
+
+@pytest.fixture
+def vault(tmp_path) -> Path:
+    target = tmp_path / "vault"
+    shutil.copytree(EXAMPLES / "vault", target)
+    return target
+
+
+def paths_of(results: dict) -> list[str]:
+    return [r["path"] for r in results["results"]]
+
+
+def test_index_example_vault_then_nothing_to_do(vault, capsys):
+    code, report = run_json(capsys, "index", str(vault), "--json")
+    assert code == 0
+    assert set(report) >= {"roots", "files_seen", "files_indexed", "files_unchanged", "files_removed",
+                           "files_failed", "chunks_added", "chunks_removed", "seconds"}
+    assert report["files_indexed"] == 13  # 12 notes + 1 PDF; drafts/ is .ragignore'd, .obsidian hidden
+    assert report["files_failed"] == []
+    assert report["chunks_added"] >= 13
+    code, again = run_json(capsys, "index", "--json")  # no path: the remembered roots
+    assert code == 0
+    assert again["files_indexed"] == 0 and again["chunks_added"] == 0 and again["chunks_removed"] == 0
+    assert again["files_unchanged"] == 13
+
+
+def test_search_finds_notes_pdf_pages_and_obeys_ragignore(vault, capsys):
+    main(["index", str(vault)])
+    capsys.readouterr()
+    _, res = run_json(capsys, "search", "bi-encoder dense passage retrieval", "--json")
+    top = res["results"][0]
+    assert top["path"] == str(vault / "Reading" / "Dense Passage Retrieval.md")
+    assert set(top) >= {"rank", "path", "title", "heading", "line_start", "line_end", "page", "score", "text"}
+    assert top["line_start"] >= 1 and top["line_end"] >= top["line_start"]
+    _, res = run_json(capsys, "search", "moka pot rubber gasket replace", "--json", "-k", "3")
+    pdf_hits = [r for r in res["results"] if r["path"].endswith(".pdf")]
+    assert pdf_hits and pdf_hits[0]["page"] == 2
+    _, res = run_json(capsys, "search", "zebra-colored teapot", "--json", "--mode", "keyword")
+    assert not any("drafts" in p for p in paths_of(res))
+
+
+def test_embedded_note_is_findable_from_the_embedding_note(vault, capsys):
+    main(["index", str(vault)])
+    capsys.readouterr()
+    # Lisbon trip embeds the journal entry, which mentions the sourdough bake.
+    _, res = run_json(capsys, "search", "75% hydration crust too pale", "--json", "-k", "10")
+    assert str(vault / "Travel" / "Lisbon trip.md") in paths_of(res)
+
+
+def test_edit_reindexes_exactly_that_note_and_its_embedders(vault, capsys):
+    main(["index", str(vault)])
+    capsys.readouterr()
+    note = vault / "Coffee" / "Grinders.md"
+    note.write_text(note.read_text() + "\n## Niche Zero\n\nSingle-dose grinder with 63 mm conical burrs.\n")
+    _, report = run_json(capsys, "index", "--json")
+    assert report["files_indexed"] == 1
+    assert 1 <= report["chunks_added"] <= 3
+    _, res = run_json(capsys, "search", "Niche Zero conical burrs", "--json", "-k", "1")
+    assert res["results"][0]["path"] == str(note)
+    # The journal is embedded by the Lisbon note: both are re-indexed.
+    journal = vault / "Journal" / "2026-03-14.md"
+    journal.write_text(journal.read_text().replace("75% hydration", "78% hydration"))
+    _, report = run_json(capsys, "index", "--json")
+    assert report["files_indexed"] == 2
+
+
+def test_touch_without_change_costs_no_embedding(vault, capsys):
+    main(["index", str(vault)])
+    capsys.readouterr()
+    note = vault / "Coffee" / "Espresso.md"
+    os.utime(note, None)
+    os.utime(note, ns=(note.stat().st_atime_ns, note.stat().st_mtime_ns + 10**9))
+    _, report = run_json(capsys, "index", "--json")
+    assert report["files_indexed"] == 0 and report["files_unchanged"] == 13
+
+
+def test_rename_and_delete_leave_no_stale_hit(vault, capsys):
+    main(["index", str(vault)])
+    capsys.readouterr()
+    old = vault / "Recipes" / "Sourdough.md"
+    new = vault / "Recipes" / "Country loaf.md"
+    old.rename(new)
+    (vault / "Dev" / "Git tricks.md").unlink()
+    _, report = run_json(capsys, "index", "--json")
+    assert report["files_removed"] == 2
+    assert report["files_indexed"] >= 1
+    _, res = run_json(capsys, "search", "sourdough autolyse stretch and fold", "--json", "-k", "20")
+    assert str(old) not in paths_of(res)
+    assert str(new) in paths_of(res)
+    _, res = run_json(capsys, "search", "git bisect run", "--json", "-k", "20")
+    assert not any(p.endswith("Git tricks.md") for p in paths_of(res))
+    _, status = run_json(capsys, "status", "--json")
+    assert status["files"] == 12
+
+
+def test_status_json(vault, capsys):
+    main(["index", str(vault)])
+    capsys.readouterr()
+    code, status = run_json(capsys, "status", "--json")
+    assert code == 0
+    assert set(status) >= {"roots", "files", "chunks", "embedding_model", "index_bytes"}
+    assert status["roots"] == [str(vault)]
+    assert status["files"] == 13 and status["chunks"] > 13 and status["index_bytes"] > 0
+    assert "MiniLM" in status["embedding_model"]
+
+
+def test_changed_chunker_settings_are_explained_and_rebuild_fixes(vault, capsys, monkeypatch):
+    main(["index", str(vault)])
+    capsys.readouterr()
+    monkeypatch.setenv("RAG_CHUNK_TOKENS", "120")
+    code = main(["index"])  # nothing changed on disk: the settings are still checked
+    err = capsys.readouterr().err
+    assert code == 10
+    assert "different settings" in err and "--rebuild" in err
+    code, report = run_json(capsys, "index", "--rebuild", "--json")
+    assert code == 0 and report["files_indexed"] == 14
+
+
+def test_second_writer_is_refused_with_the_holder_named(vault, capsys, rag_home):
+    from ragcli.config import load_config
+    from ragcli.store import Index
+
+    main(["index", str(vault)])
+    capsys.readouterr()
+    with Index.open_writer(load_config(), role="watch"):
+        code = main(["index"])
+    err = capsys.readouterr().err
+    assert code == 7
+    assert f"pid {os.getpid()}" in err and "watch" in err
+
+
+def test_missing_root_is_an_error_not_a_mass_delete(vault, capsys, tmp_path):
+    main(["index", str(vault)])
+    capsys.readouterr()
+    moved = tmp_path / "elsewhere"
+    vault.rename(moved)
+    code = main(["index"])
+    assert code == 2
+    assert "no such folder" in capsys.readouterr().err
+    moved.rename(vault)
+    _, status = run_json(capsys, "status", "--json")
+    assert status["files"] == 13
+
+
+def test_filters_apply_inside_the_search(vault, capsys):
+    main(["index", str(vault)])
+    capsys.readouterr()
+    _, res = run_json(capsys, "search", "coffee", "--tag", "travel", "--json", "-k", "3")
+    assert res["results"] and all(p.endswith("Lisbon trip.md") for p in paths_of(res))
+    _, res = run_json(capsys, "search", "coffee", "--path", "*/Dev/*", "--json")
+    assert res["results"] and all("/Dev/" in p for p in paths_of(res))
+    _, res = run_json(capsys, "search", "plans", "--since", "2026-05-01", "--until", "2026-05-31", "--json")
+    assert paths_of(res) and all(p.endswith("Lisbon trip.md") for p in paths_of(res))
+
+
+# -- the real corpora (skipped when ../shared is absent) ----------------------------------
+
+@pytest.fixture(scope="module")
+def vault_home(tmp_path_factory, models_dir):
+    home = tmp_path_factory.mktemp("vault-home")
+    env = {"RAG_HOME": str(home), "RAG_MODELS_DIR": str(models_dir)}
+    return home, env
+
+
+@needs_corpora
+def test_obsidian_help_vault(vault_home, capsys, monkeypatch):
+    home, env = vault_home
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    code, report = run_json(capsys, "index", str(VAULT), "--json")
+    assert code == 0
+    notes = sorted(p for p in VAULT.rglob("*.md"))
+    assert report["files_indexed"] == len(notes) == 173
+    assert report["files_failed"] == []
+    code, again = run_json(capsys, "index", "--json")
+    assert again["files_indexed"] == 0 and again["chunks_added"] == 0
+    _, res = run_json(capsys, "search", "how can I show the contents of one note inside another",
+                      "--json", "-k", "5")
+    assert str(VAULT / "Linking notes and files" / "Embed files.md") in paths_of(res)
+
+
+@needs_corpora
+def test_pdf_corpus(capsys):
+    code, report = run_json(capsys, "index", str(PDFS), "--json")
+    assert code == 0
+    assert report["files_indexed"] == 5  # four papers + the AES file that opens with an empty password
+    reasons = {Path(f["path"]).name: f["reason"] for f in report["files_failed"]}
+    assert "encrypted" in reasons["tricky_encrypted_userpassword.pdf"]
+    assert "no text layer" in reasons["tricky_scanned_no_text_layer.pdf"]
+    assert "tricky_malformed_xref.pdf" in reasons
+    _, res = run_json(capsys, "search", "dense passage retriever bi-encoder question and passage encoders",
+                      "--json", "-k", "5")
+    top = res["results"][0]
+    assert "dpr" in Path(top["path"]).name and isinstance(top["page"], int) and top["page"] >= 1
