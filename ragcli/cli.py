@@ -13,6 +13,8 @@ from .errors import ExitCode, RagError
 
 # Importing a command module registers its commands on ``app``.
 from .commands import index as _index  # noqa: F401,E402
+from .commands import ask as _ask  # noqa: F401,E402
+from .commands import models as _models  # noqa: F401,E402
 from .commands import verify as _verify  # noqa: F401,E402
 from .commands import watch as _watch  # noqa: F401,E402
 

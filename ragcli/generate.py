@@ -1,0 +1,560 @@
+"""Generation: the prompt with numbered sources, the token budget, and the Generator seam.
+
+Two backends behind one small Protocol, chosen by ``make_generator(config)``:
+- ``LlamaGenerator``: llama.cpp in-process through llama-cpp-python, the model's own chat
+  template (``create_chat_completion``, streaming). The evaluated system prompt is kept on
+  disk (KV state), so a one-shot `rag ask` does not pay for it again.
+- ``OpenAIGenerator``: any OpenAI-compatible server (llama.cpp's server, vLLM, Ollama),
+  streamed over SSE with ``http.client``: no extra dependency.
+
+Nothing here prints. Tokens reach the caller through ``on_token``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.client
+import json
+import os
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+from urllib.parse import urlsplit
+
+from .config import Config
+from .errors import ModelError
+from .types import Hit
+
+Message = dict[str, str]
+OnToken = Callable[[str], None]
+
+# Kept first and constant: its evaluated KV state is reused across runs (see _PrefixCache).
+SYSTEM_PROMPT = (
+    "You answer questions using only the numbered sources from the user's notes. "
+    "After each fact, cite its source number in square brackets, like [1]. "
+    "If the sources do not answer the question, say that the notes do not cover it. "
+    "Answer briefly."
+)
+ANSWER_INSTRUCTION = "Answer in one or two sentences using the sources above, and cite them like [1]."
+
+
+@dataclass
+class Generation:
+    """What a generator produced, with the figures the JSON contract reports."""
+
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    first_token_s: float | None  # from the generate() call to the first token
+    total_s: float
+    finish_reason: str | None = None
+
+
+class Generator(Protocol):
+    """Turns chat messages into streamed text. One per model; reusable across questions."""
+
+    model_name: str
+    n_ctx: int
+
+    def count_tokens(self, messages: Sequence[Message]) -> int:
+        """Tokens the messages take once the chat template is applied (prompt side)."""
+        ...
+
+    def generate(self, messages: Sequence[Message], *, max_tokens: int, temperature: float,
+                 on_token: OnToken | None = None) -> Generation:
+        ...
+
+    def close(self) -> None:
+        ...
+
+
+# ---------------------------------------------------------------------------------------
+# Prompt: numbered sources, trimmed to the part that matters, fitted to the budget
+
+_WORD = re.compile(r"[a-z0-9]+")
+_STOP = frozenset(
+    "a an and are as at be by can do does for from how i if in into is it its me my of on or "
+    "the this that to was what when where which who why will with you your yours".split())
+
+
+def query_terms(text: str) -> set[str]:
+    """Content words of a question, crudely stemmed (plural/verb endings)."""
+    return {_stem(w) for w in _WORD.findall(text.lower()) if w not in _STOP and len(w) > 1}
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ing", "ed", "es", "s"):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def source_label(hit: Hit) -> str:
+    """`title › heading (path, p. N)` line that introduces a source in the prompt."""
+    c = hit.chunk
+    head = c.heading if c.heading and c.heading != c.title else ""
+    parts = [c.title or Path(c.path).stem]
+    if head:
+        parts.append(head.replace(" > ", " › "))
+    where = Path(c.path).name + (f", p. {c.page}" if c.page else "")
+    return f"{' › '.join(parts)} ({where})"
+
+
+def trim_text(text: str, question: str, max_tokens: int, count: Callable[[str], int]) -> str:
+    """The window of ``text`` (whole lines/sentences) most about the question, within max_tokens.
+
+    A chunk is ~200 embedding tokens; the answer usually sits in a few lines of it. Keeping
+    only those keeps the prompt short, which is what time-to-first-token is made of.
+    """
+    if count(text) <= max_tokens:
+        return text
+    pieces = [p for p in re.split(r"(?<=[.!?])\s+|\n+", text) if p.strip()]
+    if not pieces:
+        return text
+    terms = query_terms(question)
+    sizes = [count(p) + 1 for p in pieces]
+    scores = [len(terms & query_terms(p)) for p in pieces]
+    best, best_score = (0, 0), -1.0
+    for start in range(len(pieces)):
+        total, score, end = 0, 0.0, start
+        while end < len(pieces) and total + sizes[end] <= max_tokens:
+            total += sizes[end]
+            score += scores[end]
+            end += 1
+        # prefer more matched terms, then an earlier window (context reads top-down)
+        if end > start and score > best_score:
+            best, best_score = (start, end), score
+    start, end = best
+    if end <= start:  # a single piece longer than the budget: cut it by words
+        words = pieces[0].split()
+        while words and count(" ".join(words)) > max_tokens:
+            words = words[: max(1, int(len(words) * 0.8))] if len(words) > 1 else []
+        return " ".join(words) + " …"
+    out = " ".join(p.strip() for p in pieces[start:end])
+    return ("… " if start > 0 else "") + out + (" …" if end < len(pieces) else "")
+
+
+def user_message(question: str, sources: Sequence[tuple[int, str, str]], context: str = "") -> str:
+    """The user turn: numbered sources, then the question (and an earlier one, for follow-ups)."""
+    lines = ["Sources:"]
+    for n, label, text in sources:
+        lines.append(f"[{n}] {label}\n{text}")
+    lines.append("")
+    if context:
+        lines.append(f"Earlier question: {context}")
+    lines.append(f"Question: {question}")
+    # Repeated at the end: a small model follows what it read last.
+    lines.append("")
+    lines.append(ANSWER_INSTRUCTION)
+    return "\n".join(lines)
+
+
+def build_messages(question: str, sources: Sequence[tuple[int, str, str]],
+                   context: str = "") -> list[Message]:
+    return [{"role": "system", "content": SYSTEM_PROMPT},
+            {"role": "user", "content": user_message(question, sources, context)}]
+
+
+@dataclass
+class Prompt:
+    messages: list[Message]
+    hits: list[Hit]  # the sources in the prompt, numbered 1..n in this order
+    prompt_tokens: int
+    max_tokens: int  # room left for the answer (may be less than asked for on a tiny context)
+
+
+# Per-source and total budgets for source text. ~300 tok/s prompt processing on two cores
+# makes every 100 tokens ~0.3 s of waiting before the first token.
+SOURCE_TOKENS = 110
+CONTEXT_TOKENS = 380
+MAX_SOURCES = 4
+
+
+def fit_prompt(generator: Generator, question: str, hits: Sequence[Hit], *, max_tokens: int,
+               context: str = "", source_tokens: int = SOURCE_TOKENS,
+               context_tokens: int = CONTEXT_TOKENS, max_sources: int = MAX_SOURCES) -> Prompt:
+    """Build the prompt from the best hits that fit: trim each, drop the lowest-ranked first.
+
+    Counts with the generator's own tokenizer and template, so the prompt plus the reserved
+    answer never overflows the context window (llama.cpp would raise on it).
+    """
+    ranked = sorted(hits, key=lambda h: h.rank)[:max_sources]
+    count_text = generator.count_text
+    n_ctx = generator.n_ctx
+    # reserve room for the answer, but never more than half the window
+    answer_room = max(16, min(max_tokens, n_ctx // 2))
+    trimmed = [(h, trim_text(h.chunk.text, question, source_tokens, count_text)) for h in ranked]
+    while True:
+        sources = [(i + 1, source_label(h), t) for i, (h, t) in enumerate(trimmed)]
+        messages = build_messages(question, sources, context)
+        n = generator.count_tokens(messages)
+        body = sum(count_text(t) for _, t in trimmed)
+        fits = n + answer_room <= n_ctx and (body <= context_tokens or len(trimmed) <= 1)
+        if fits or not trimmed:
+            break
+        trimmed.pop()  # the lowest-ranked source goes first
+    if n + answer_room > n_ctx:  # even the bare question does not fit: cut the question
+        words = question.split()
+        while words and n + answer_room > n_ctx:
+            words = words[: len(words) * 3 // 4]
+            messages = build_messages(" ".join(words), [], "")
+            n = generator.count_tokens(messages)
+        if n + answer_room > n_ctx:
+            raise ModelError(f"the context window ({n_ctx} tokens) is too small for a prompt",
+                             hint="Raise it with --ctx (e.g. --ctx 2048).")
+    return Prompt(messages, [h for h, _ in trimmed], n, min(max_tokens, n_ctx - n))
+
+
+# ---------------------------------------------------------------------------------------
+# llama.cpp in-process
+
+
+class LlamaGenerator:
+    """llama.cpp through llama-cpp-python. Loads lazily; ``start_loading`` loads in a thread."""
+
+    def __init__(self, model_path: Path, *, n_ctx: int = 2048, n_threads: int = 0,
+                 n_gpu_layers: int = -1, cache_dir: Path | None = None, model_name: str = ""):
+        self.model_path = Path(model_path)
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads if n_threads > 0 else (os.cpu_count() or 1)
+        self.n_gpu_layers = n_gpu_layers
+        self.cache_dir = cache_dir
+        self.model_name = model_name or self.model_path.name
+        self._llm = None
+        self._formatter = None
+        self._error: BaseException | None = None
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self.prefix_cached = False  # the system prompt's state came from disk
+
+    # -- loading ------------------------------------------------------------------------
+    def start_loading(self) -> None:
+        """Load the model in a background thread (llama.cpp releases the GIL while it loads)."""
+        if self._llm is None and self._thread is None:
+            self._thread = threading.Thread(target=self._load_guarded, daemon=True,
+                                            name="ragcli-llm-load")
+            self._thread.start()
+
+    def _load_guarded(self) -> None:
+        try:
+            self._load()
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            self._error = exc
+
+    @property
+    def llm(self):
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+            if self._error is not None:
+                error, self._error = self._error, None
+                raise error
+        if self._llm is None:
+            self._load()
+        return self._llm
+
+    def _load(self) -> None:
+        with self._lock:
+            if self._llm is not None:
+                return
+            from .models import read_gguf_info
+
+            read_gguf_info(self.model_path)  # garbage or truncated: an error, not a crash
+            import llama_cpp
+            from llama_cpp import llama_chat_format
+
+            gpu_layers = self.n_gpu_layers
+            if gpu_layers < 0:
+                gpu_layers = -1 if llama_cpp.llama_supports_gpu_offload() else 0
+            try:
+                llm = llama_cpp.Llama(
+                    model_path=str(self.model_path), n_ctx=self.n_ctx, n_threads=self.n_threads,
+                    n_threads_batch=self.n_threads, n_gpu_layers=gpu_layers, n_batch=256,
+                    n_ubatch=256, flash_attn=True, verbose=False)
+            except (ValueError, RuntimeError, OSError) as exc:
+                raise ModelError(f"llama.cpp cannot load {self.model_path}: {exc}",
+                                 hint="Use a GGUF generation model llama.cpp supports, "
+                                      "or unset RAG_LLM_MODEL for the built-in one.") from None
+            template = llm.metadata.get("tokenizer.chat_template")
+            if template:
+                eos_id, bos_id = llm.token_eos(), llm.token_bos()
+                self._formatter = llama_chat_format.Jinja2ChatFormatter(
+                    template=template,
+                    eos_token=llm._model.token_get_text(eos_id) if eos_id != -1 else "",
+                    bos_token=llm._model.token_get_text(bos_id) if bos_id != -1 else "",
+                    stop_token_ids=[eos_id])
+            self._llm = llm
+            if self.cache_dir is not None:
+                _PrefixCache(self, self.cache_dir).restore_or_save()
+
+    # -- tokens -------------------------------------------------------------------------
+    def count_text(self, text: str) -> int:
+        return len(self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+
+    def prompt_tokens(self, messages: Sequence[Message]) -> list[int]:
+        """The exact tokens create_chat_completion will evaluate for these messages."""
+        llm = self.llm
+        if self._formatter is None:  # no template in the file: llama-cpp-python's fallback
+            text = "".join(f"{m['role']}: {m['content']}\n" for m in messages)
+            return llm.tokenize(text.encode("utf-8"), add_bos=True, special=True)
+        result = self._formatter(messages=list(messages))
+        return llm.tokenize(result.prompt.encode("utf-8"),
+                            add_bos=not result.added_special, special=True)
+
+    def count_tokens(self, messages: Sequence[Message]) -> int:
+        return len(self.prompt_tokens(messages))
+
+    # -- generation ---------------------------------------------------------------------
+    def generate(self, messages: Sequence[Message], *, max_tokens: int, temperature: float,
+                 on_token: OnToken | None = None) -> Generation:
+        llm = self.llm
+        n_prompt = self.count_tokens(messages)
+        max_tokens = max(1, min(max_tokens, self.n_ctx - n_prompt))
+        if n_prompt >= self.n_ctx:
+            raise ModelError(f"prompt of {n_prompt} tokens does not fit the {self.n_ctx}-token "
+                             "context window", hint="Raise it with --ctx, or lower -k.")
+        start = time.perf_counter()
+        first: float | None = None
+        parts: list[str] = []
+        finish = None
+        try:
+            stream = llm.create_chat_completion(
+                messages=list(messages), max_tokens=max_tokens, temperature=temperature,
+                stream=True, seed=0)
+            for chunk in stream:
+                choice = chunk["choices"][0]
+                piece = choice.get("delta", {}).get("content") or ""
+                finish = choice.get("finish_reason") or finish
+                if piece:
+                    if first is None:
+                        first = time.perf_counter() - start
+                    parts.append(piece)
+                    if on_token is not None:
+                        on_token(piece)
+        except ValueError as exc:  # llama-cpp-python's overlong-prompt error, as a last line
+            raise ModelError(f"generation failed: {exc}",
+                             hint="Raise the context with --ctx, or lower -k.") from None
+        text = "".join(parts)
+        n_completion = len(llm.tokenize(text.encode("utf-8"), add_bos=False, special=False)) if text else 0
+        return Generation(text, n_prompt, n_completion, first, time.perf_counter() - start, finish)
+
+    def close(self) -> None:
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        if self._llm is not None:
+            self._llm.close()
+            self._llm = None
+
+
+class _PrefixCache:
+    """The KV state of the constant prompt prefix (template header + system prompt), on disk.
+
+    llama-cpp-python reuses the longest matching token prefix of whatever state the model
+    holds; restoring this state makes a fresh process skip evaluating the system prompt.
+    The key covers the model file, context size, library version and the prefix tokens.
+    """
+
+    MAGIC = b"RAGKV1\n"
+
+    def __init__(self, gen: LlamaGenerator, folder: Path):
+        self.gen, self.folder = gen, Path(folder)
+
+    def prefix_tokens(self) -> list[int]:
+        a = self.gen.prompt_tokens([{"role": "system", "content": SYSTEM_PROMPT},
+                                    {"role": "user", "content": "a"}])
+        b = self.gen.prompt_tokens([{"role": "system", "content": SYSTEM_PROMPT},
+                                    {"role": "user", "content": "b"}])
+        n = 0
+        while n < min(len(a), len(b)) and a[n] == b[n]:
+            n += 1
+        return a[:n]
+
+    def _key(self, tokens: list[int]) -> str:
+        import llama_cpp
+
+        st = self.gen.model_path.stat()
+        raw = json.dumps([str(self.gen.model_path.resolve()), st.st_size, st.st_mtime_ns,
+                          self.gen.n_ctx, llama_cpp.__version__, tokens])
+        return hashlib.sha256(raw.encode()).hexdigest()[:24]
+
+    def restore_or_save(self) -> None:
+        import numpy as np
+        from llama_cpp.llama import LlamaState
+
+        llm = self.gen._llm
+        tokens = self.prefix_tokens()
+        if len(tokens) < 8:
+            return
+        path = self.folder / f"prefix-{self._key(tokens)}.kv"
+        try:
+            blob = path.read_bytes()
+        except OSError:
+            blob = b""
+        if blob.startswith(self.MAGIC):
+            state_bytes = blob[len(self.MAGIC):]
+            ids = np.zeros((self.gen.n_ctx,), dtype=np.intc)
+            ids[: len(tokens)] = tokens
+            state = LlamaState(input_ids=ids, scores=np.zeros((1, llm.n_vocab()), np.single),
+                               n_tokens=len(tokens), llama_state=state_bytes,
+                               llama_state_size=len(state_bytes), seed=0)
+            try:
+                llm.load_state(state)
+                self.gen.prefix_cached = True
+                return
+            except (RuntimeError, ValueError):
+                llm.reset()  # stale or damaged: evaluate afresh and overwrite it
+        llm.reset()
+        llm.eval(tokens)
+        state = llm.save_state()
+        try:
+            from .config import ensure_private_dir
+
+            ensure_private_dir(self.folder)
+            tmp = path.with_suffix(f".tmp{os.getpid()}")
+            tmp.write_bytes(self.MAGIC + state.llama_state)
+            os.replace(tmp, path)
+            for old in self.folder.glob("prefix-*.kv"):  # one model at a time is enough
+                if old != path and old.stat().st_mtime < time.time() - 7 * 86400:
+                    old.unlink(missing_ok=True)
+        except OSError:
+            pass  # a cache, not a requirement
+
+
+# ---------------------------------------------------------------------------------------
+# OpenAI-compatible server over HTTP (SSE)
+
+
+class OpenAIGenerator:
+    """Chat completions from an OpenAI-compatible server (`llm_url`, e.g. http://127.0.0.1:8080/v1)."""
+
+    def __init__(self, base_url: str, *, api_key: str = "", model: str = "", n_ctx: int = 2048,
+                 timeout: float = 120.0):
+        parts = urlsplit(base_url.rstrip("/"))
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ModelError(f"llm_url must be an http(s) URL, got {base_url!r}",
+                             hint="For example: http://127.0.0.1:8080/v1")
+        self.base_url = base_url.rstrip("/")
+        self._parts = parts
+        self.api_key = api_key
+        self.model = model
+        self.model_name = model or f"server {parts.netloc}"
+        self.n_ctx = n_ctx
+        self.timeout = timeout
+
+    def start_loading(self) -> None:
+        pass
+
+    # No tokenizer here: estimate conservatively (English BPE averages ~4 chars per token).
+    def count_text(self, text: str) -> int:
+        return len(text.encode("utf-8")) // 3 + 1
+
+    def count_tokens(self, messages: Sequence[Message]) -> int:
+        return sum(self.count_text(m["content"]) + 6 for m in messages) + 4
+
+    def _connection(self) -> http.client.HTTPConnection:
+        cls = http.client.HTTPSConnection if self._parts.scheme == "https" else http.client.HTTPConnection
+        return cls(self._parts.hostname, self._parts.port, timeout=self.timeout)
+
+    def generate(self, messages: Sequence[Message], *, max_tokens: int, temperature: float,
+                 on_token: OnToken | None = None) -> Generation:
+        body = {"messages": list(messages), "max_tokens": max_tokens, "temperature": temperature,
+                "stream": True}
+        if self.model:
+            body["model"] = self.model
+        headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        path = (self._parts.path or "") + "/chat/completions"
+        start = time.perf_counter()
+        first: float | None = None
+        parts: list[str] = []
+        usage: dict = {}
+        finish = None
+        conn = self._connection()
+        try:
+            try:
+                conn.request("POST", path, body=json.dumps(body).encode(), headers=headers)
+                resp = conn.getresponse()
+            except OSError as exc:
+                raise ModelError(f"cannot reach the generation server at {self.base_url}: {exc}",
+                                 hint="Start it, fix llm_url, or unset it to run the model "
+                                      "in-process.") from None
+            if resp.status != 200:
+                detail = resp.read(500).decode("utf-8", "replace").strip()
+                raise ModelError(f"generation server answered HTTP {resp.status}: {detail}",
+                                 hint="Check llm_url, llm_api_key and the model name.")
+            for event in _sse_events(resp):
+                if event == "[DONE]":
+                    break
+                try:
+                    data = json.loads(event)
+                except json.JSONDecodeError:
+                    continue
+                if "error" in data:
+                    raise ModelError(f"generation server error: {data['error']}")
+                usage = data.get("usage") or usage
+                for choice in data.get("choices") or []:
+                    piece = (choice.get("delta") or {}).get("content") or ""
+                    finish = choice.get("finish_reason") or finish
+                    if piece:
+                        if first is None:
+                            first = time.perf_counter() - start
+                        parts.append(piece)
+                        if on_token is not None:
+                            on_token(piece)
+        except (OSError, http.client.HTTPException) as exc:
+            raise ModelError(f"the generation server dropped the answer: {exc}") from None
+        finally:
+            conn.close()
+        text = "".join(parts)
+        return Generation(text, int(usage.get("prompt_tokens") or self.count_tokens(messages)),
+                          int(usage.get("completion_tokens") or self.count_text(text) if text else 0),
+                          first, time.perf_counter() - start, finish)
+
+    def close(self) -> None:
+        pass
+
+
+def _sse_events(resp) -> Iterator[str]:
+    """The data payloads of a text/event-stream response, one per event."""
+    data: list[str] = []
+    while True:
+        raw = resp.readline()
+        if not raw:
+            break
+        line = raw.decode("utf-8", "replace").rstrip("\r\n")
+        if not line:
+            if data:
+                yield "\n".join(data)
+                data = []
+            continue
+        if line.startswith(":"):
+            continue
+        field, _, value = line.partition(":")
+        if field == "data":
+            data.append(value[1:] if value.startswith(" ") else value)
+    if data:
+        yield "\n".join(data)
+
+
+# ---------------------------------------------------------------------------------------
+
+
+def make_generator(config: Config) -> Generator:
+    """The configured generator: a server when llm_url is set, else llama.cpp in-process."""
+    if config.llm_url:
+        # with a server, llm_model names the server's model (empty: its default)
+        return OpenAIGenerator(config.llm_url, api_key=config.llm_api_key,
+                               model=config.llm_model, n_ctx=config.n_ctx)
+    from .models import resolve_llm_model
+
+    spec = resolve_llm_model(config)
+    return LlamaGenerator(spec.path, n_ctx=config.n_ctx, n_threads=config.n_threads,
+                          n_gpu_layers=config.n_gpu_layers, cache_dir=config.data_dir / "cache",
+                          model_name=spec.path.name)
+
