@@ -193,10 +193,20 @@ def fit_prompt(generator: Generator, question: str, hits: Sequence[Hit], *, max_
         messages = build_messages(question, sources, context)
         n = generator.count_tokens(messages)
         body = sum(count_text(t) for _, t in trimmed)
-        fits = n + answer_room <= n_ctx and (body <= context_tokens or len(trimmed) <= 1)
+        overflow = n + answer_room - n_ctx
+        fits = overflow <= 0 and (body <= context_tokens or len(trimmed) <= 1)
         if fits or not trimmed:
             break
-        trimmed.pop()  # the lowest-ranked source goes first
+        if len(trimmed) > 1:
+            trimmed.pop()  # the lowest-ranked source goes first
+            continue
+        # the best source alone is too long for the window: keep less of it
+        hit, text = trimmed[0]
+        budget = count_text(text) - max(overflow, 0) - 8
+        if budget < 24:
+            trimmed.pop()
+        else:
+            trimmed[0] = (hit, trim_text(hit.chunk.text, question, budget, count_text))
     if n + answer_room > n_ctx:  # even the bare question does not fit: cut the question
         words = question.split()
         while words and n + answer_room > n_ctx:
