@@ -241,27 +241,75 @@ def _check_chunk_rows(db: sqlite3.Connection, files: dict, dim: int, report: Ver
                                        "(the file must be embedded again)"))
 
 
+# What the manifest's insert trigger puts in each FTS5 column (title carries the aliases, so
+# the FTS5 columns are not the chunk table's columns: FTS5's own 'rebuild' and
+# 'integrity-check' against the content table would both get the title column wrong).
+FTS_ROWS = "SELECT rowid, title || ' ' || aliases, heading, text FROM chunks"
+
+
 def _check_keywords(db: sqlite3.Connection, report: VerifyReport) -> None:
-    try:
-        db.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('integrity-check', 1)")
+    try:  # the index's own structure
+        db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('integrity-check')")
     except sqlite3.DatabaseError as exc:
         report.problems.append(Problem(KEYWORD_INDEX, "", f"FTS5 integrity-check failed: {exc}"))
+        return
     finally:
         db.rollback()
     try:
-        fts_rows = {r[0] for r in db.execute("SELECT id FROM chunks_fts_docsize")}
+        differing = _fts_rows_differing(db)
     except sqlite3.DatabaseError as exc:
         report.problems.append(Problem(KEYWORD_INDEX, "", f"cannot read the keyword index: {exc}"))
         return
     chunk_rows = dict(db.execute("SELECT rowid, path FROM chunks"))
-    unindexed: dict[str, int] = {}
-    for rowid in chunk_rows.keys() - fts_rows:
-        unindexed[chunk_rows[rowid]] = unindexed.get(chunk_rows[rowid], 0) + 1
-    for path, n in sorted(unindexed.items()):
-        report.problems.append(Problem(KEYWORD_INDEX, path, f"{n} chunk(s) missing from the keyword index"))
-    extra = len(fts_rows - chunk_rows.keys())
-    if extra:
-        report.problems.append(Problem(KEYWORD_INDEX, "", f"{extra} keyword row(s) of chunks that no longer exist"))
+    try:  # each row's entry in the document-size table, which ranking (bm25) reads
+        sized = {r[0] for r in db.execute("SELECT id FROM chunks_fts_docsize")}
+        differing |= sized ^ chunk_rows.keys()
+    except sqlite3.DatabaseError:
+        pass
+    by_path: dict[str, int] = {}
+    stale = 0
+    for rowid in differing:
+        if rowid in chunk_rows:
+            by_path[chunk_rows[rowid]] = by_path.get(chunk_rows[rowid], 0) + 1
+        else:
+            stale += 1
+    for path, n in sorted(by_path.items()):
+        report.problems.append(Problem(KEYWORD_INDEX, path, f"{n} chunk(s) missing from the keyword index "
+                                       "or indexed with other text"))
+    if stale:
+        report.problems.append(Problem(KEYWORD_INDEX, "", f"{stale} keyword row(s) of chunks that no longer exist"))
+
+
+def _fts_rows_differing(db: sqlite3.Connection) -> set[int]:
+    """Rowids whose tokens in the FTS5 index differ from the chunk rows' (every token, every
+    position): the chunk rows are indexed again into a temporary FTS5 table with the same
+    tokenizer, and the two are compared through fts5vocab 'instance' tables."""
+    import re
+
+    sql = db.execute("SELECT sql FROM sqlite_master WHERE name = 'chunks_fts'").fetchone()[0]
+    tokenize = re.search(r"tokenize\s*=\s*'([^']*)'", sql)
+    option = f", tokenize='{tokenize.group(1)}'" if tokenize else ""
+    db.execute("PRAGMA temp_store = MEMORY")
+    try:
+        db.execute(f"CREATE VIRTUAL TABLE temp.verify_fts USING fts5(title, heading, text{option})")
+        db.execute(f"INSERT INTO temp.verify_fts(rowid, title, heading, text) {FTS_ROWS}")
+        db.execute("CREATE VIRTUAL TABLE temp.verify_have USING fts5vocab(main, chunks_fts, instance)")
+        db.execute("CREATE VIRTUAL TABLE temp.verify_want USING fts5vocab(temp, verify_fts, instance)")
+        rows = db.execute("SELECT DISTINCT doc FROM (SELECT * FROM temp.verify_have EXCEPT SELECT * FROM"
+                          " temp.verify_want) UNION SELECT DISTINCT doc FROM (SELECT * FROM temp.verify_want"
+                          " EXCEPT SELECT * FROM temp.verify_have)")
+        return {r[0] for r in rows}
+    finally:
+        for name in ("verify_have", "verify_want", "verify_fts"):
+            db.execute(f"DROP TABLE IF EXISTS temp.{name}")
+        db.rollback()
+
+
+def rebuild_keywords(db: sqlite3.Connection) -> None:
+    """Index every chunk row again, the way the manifest's trigger does."""
+    db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('delete-all')")
+    db.execute(f"INSERT INTO chunks_fts(rowid, title, heading, text) {FTS_ROWS}")
+    db.commit()
 
 
 def _check_vectors(config: Config, chunks: dict[str, tuple[str, str]], db: sqlite3.Connection, dim: int,
@@ -380,8 +428,7 @@ def repair(config: Config, report: VerifyReport, progress: ProgressFn | None = N
                 actions.append("finished the interrupted write")
             if KEYWORD_INDEX in kinds:
                 say("rebuilding the keyword index")
-                idx.manifest.db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
-                idx.manifest.db.commit()
+                rebuild_keywords(idx.manifest.db)
                 actions.append("rebuilt the keyword index from the chunk rows")
             if ORPHAN_CHUNKS in kinds:
                 cur = idx.manifest.db.execute("DELETE FROM chunks WHERE path NOT IN (SELECT path FROM files)")
