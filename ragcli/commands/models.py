@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Optional
 
 import typer
@@ -123,7 +122,14 @@ def doctor_cmd(
             console.print(f"  {mark} {c.name}: {render.clean(c.detail)}", style=style)
             if c.fix and c.status != "ok":
                 console.print(f"       fix: {render.clean(c.fix)}", style="dim")
-        console.print("All good." if code == 0 else "Something needs fixing (see FAIL above).")
+        if code == 0:
+            console.print("All good.")
     if code:
-        sys.stdout.flush()
-        raise typer.Exit(code)
+        from ..errors import RagError
+
+        failed = [c.name for c in checks if c.status == FAIL]
+        error = RagError(f"{len(failed)} check(s) failed: {', '.join(failed)}",
+                         hint="Each FAIL above comes with its fix." if not as_json else
+                         "Each failed check in the JSON comes with its fix.")
+        error.exit_code = code  # the failing area's code (5 for a model, ...)
+        raise error
