@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,7 +25,6 @@ MIN_COSINE = 0.45  # at or above: relevant, whatever the words say
 LOW_COSINE = 0.30  # below: not relevant, whatever the words say
 MIN_TERM_COVERAGE = 0.5  # in between: relevant when half the question's words are in the hits
 
-SearchFn = Callable[..., list[Hit]]
 
 
 @dataclass
@@ -232,15 +231,20 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
 
 def answer(config: Config, question: str, *, generator: Generator | None = None,
            on_token: OnToken | None = None, retrieval_query: str | None = None,
-           context: str = "", search: SearchFn | None = None) -> Answer:
-    """Answer a question from the index. The caller owns ``generator`` (reuse it in a chat).
+           context: str = "", searcher: Any = None) -> Answer:
+    """Answer a question from the index. The caller may pass (and then owns) a generator and
+    a ``retrieve.Searcher`` to reuse across questions, as a chat does.
 
     ``retrieval_query`` is what is searched (a follow-up combined with what came before);
-    ``context`` is an earlier question shown to the model. The model loads in a background
-    thread while retrieval runs.
+    ``context`` is an earlier question shown to the model.
+
+    The model loads in a thread while the index opens (chromadb's import alone is ~0.8 s).
+    It must finish before the embedder loads: llama-cpp-python silences a load by pointing
+    file descriptors 1 and 2 at /dev/null and back, and two loads at once can leave stdout
+    pointing at /dev/null for good.
     """
     started = time.perf_counter()
-    own = generator is None
+    own_generator, own_searcher = generator is None, searcher is None
     if generator is None:
         from .generate import make_generator
 
@@ -249,14 +253,21 @@ def answer(config: Config, question: str, *, generator: Generator | None = None,
         start_loading = getattr(generator, "start_loading", None)
         if start_loading is not None:
             start_loading()
-        if search is None:
-            from .retrieve import search
+        if searcher is None:
+            from .retrieve import Searcher
+
+            searcher = Searcher(config)
+        wait_loaded = getattr(generator, "wait_loaded", None)
+        if wait_loaded is not None:
+            wait_loaded()
         query = retrieval_query or question
-        hits = search(config, query, k=config.top_k, mode=config.mode)
+        hits = searcher.search(query, config.top_k, config.mode)
         retrieve_s = time.perf_counter() - started
         return answer_from_hits(config, question, hits, generator, on_token=on_token,
                                 context=context, started=started, retrieve_s=retrieve_s,
                                 retrieval_query=query)
     finally:
-        if own:
+        if own_searcher and searcher is not None:
+            searcher.close()
+        if own_generator:
             generator.close()

@@ -63,17 +63,21 @@ class ChatSession:
         earlier = prev.retrieval_query if len(prev.retrieval_query) < 300 else prev.question
         return f"{earlier} {question}", prev.question
 
-    def _search(self, config: Config, query: str, k: int, mode: str | None = None):
+    @property
+    def searcher(self):
         if self._searcher is None:
             from .retrieve import Searcher
 
             self._searcher = Searcher(self.config)
-        return self._searcher.search(query, k, mode)
+        return self._searcher
 
     def ask(self, question: str, on_token: OnToken | None = None) -> Answer:
         query, context = self.retrieval_query(question)
+        start_loading = getattr(self.generator, "start_loading", None)
+        if self._searcher is None and start_loading is not None:
+            start_loading()  # first question: the model loads while the index opens
         result = answer(self.config, question, generator=self.generator, on_token=on_token,
-                        retrieval_query=query, context=context, search=self._search)
+                        retrieval_query=query, context=context, searcher=self.searcher)
         self.turns.append(Turn(question, query, result))
         return result
 

@@ -181,13 +181,16 @@ MAX_SOURCES = 4
 
 
 def fit_prompt(generator: Generator, question: str, hits: Sequence[Hit], *, max_tokens: int,
-               context: str = "", source_tokens: int = SOURCE_TOKENS,
-               context_tokens: int = CONTEXT_TOKENS, max_sources: int = MAX_SOURCES) -> Prompt:
+               context: str = "", source_tokens: int | None = None,
+               context_tokens: int | None = None, max_sources: int | None = None) -> Prompt:
     """Build the prompt from the best hits that fit: trim each, drop the lowest-ranked first.
 
     Counts with the generator's own tokenizer and template, so the prompt plus the reserved
     answer never overflows the context window (llama.cpp would raise on it).
     """
+    source_tokens = SOURCE_TOKENS if source_tokens is None else source_tokens
+    context_tokens = CONTEXT_TOKENS if context_tokens is None else context_tokens
+    max_sources = MAX_SOURCES if max_sources is None else max_sources
     ranked = sorted(hits, key=lambda h: h.rank)[:max_sources]
     count_text = generator.count_text
     n_ctx = generator.n_ctx
@@ -260,6 +263,10 @@ class LlamaGenerator:
             self._load()
         except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
             self._error = exc
+
+    def wait_loaded(self) -> None:
+        """Block until a background load finishes; raise its error, if any."""
+        self.llm  # noqa: B018
 
     @property
     def llm(self):
