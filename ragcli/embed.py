@@ -1,0 +1,271 @@
+"""Embeddings: the ``Embedder`` protocol and ``LlamaEmbedder``, all-MiniLM-L6-v2 on llama.cpp.
+
+Speed: indexing time is embedding time, so ``LlamaEmbedder`` drives llama.cpp's C API
+directly instead of ``Llama.embed()``. What it does, and why (figures in bench/README.md):
+- several chunks go into one ``llama_decode`` as separate sequences (distinct seq_ids):
+  the weight matmuls then run over hundreds of tokens at once, which is what makes the CPU
+  efficient; llama.cpp masks attention across sequences, and the quadratic attention cost
+  over the whole micro-batch stays small next to the matmuls for ~200-token chunks;
+- chunks are sorted by length before packing, so batches fill evenly;
+- all cores are used (llama-cpp-python's default is half of them);
+- tokenisation, batch filling and pooling read-out avoid per-token Python work where
+  they can.
+
+``import llama_cpp`` happens inside functions only: ``import ragcli.cli`` must stay fast.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from .config import Config
+from .errors import ModelError
+
+Progress = Callable[[str], None]
+
+# MiniLM was trained on 256 word pieces including [CLS] and [SEP].
+MINILM_MAX_TOKENS = 254
+# Tokens per llama_decode call: several chunks share one batch (see module docstring).
+DEFAULT_BATCH_TOKENS = 2048
+_MAX_SEQS = 64  # sequences per batch; llama.cpp's limit is LLAMA_MAX_SEQ (256)
+
+
+class Embedder(Protocol):
+    model_id: str  # stable id of the model, part of the index fingerprint
+    dim: int
+    max_tokens: int  # the most word pieces a chunk may have (without special tokens)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """(n, dim) float32, L2-normalised rows."""
+        ...
+
+    def count_tokens(self, text: str) -> int:
+        """Model tokens in ``text``, without special tokens."""
+        ...
+
+
+def file_digest(path: Path) -> str:
+    """sha256 of a model file (hex); large files are sampled so this stays fast."""
+    size = path.stat().st_size
+    digest = hashlib.sha256(str(size).encode())
+    with path.open("rb") as handle:
+        if size <= 256 << 20:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        else:  # header (metadata, tensor table) + evenly spaced samples of the weights
+            for i in range(64):
+                handle.seek(size * i // 64)
+                digest.update(handle.read(1 << 20))
+    return digest.hexdigest()
+
+
+_backend_lock = threading.Lock()
+_backend_ready = False
+
+
+def _llama():
+    """Import llama_cpp on first use, with llama.cpp's logging silenced, backend ready."""
+    global _backend_ready
+    from .models import load_llama_cpp
+
+    llama_cpp = load_llama_cpp()
+    with _backend_lock:
+        if not _backend_ready:
+            llama_cpp.llama_backend_init()
+            _backend_ready = True
+    return llama_cpp
+
+
+class LlamaEmbedder:
+    """A GGUF embedding model (mean pooling, non-causal) run through llama.cpp's C API."""
+
+    def __init__(self, path: Path, model_id: str, n_threads: int, n_gpu_layers: int = 0,
+                 batch_tokens: int = DEFAULT_BATCH_TOKENS, max_tokens: int | None = None,
+                 flash_attn: bool = False):
+        lc = _llama()
+        self._lc = lc
+        self.path = Path(path)
+        self.model_id = model_id
+        self._lock = threading.Lock()  # one llama context: one decode at a time
+        self._model = self._load_model(n_gpu_layers)
+        self._vocab = lc.llama_model_get_vocab(self._model)
+        self.dim = int(lc.llama_model_n_embd(self._model))
+        n_train = int(lc.llama_model_n_ctx_train(self._model))
+        window = min(n_train, batch_tokens)
+        self.max_tokens = min(max_tokens or window - 2, window - 2)
+        self._batch_tokens = -(-max(batch_tokens, window) // _MAX_SEQS) * _MAX_SEQS
+        self._ctx = self._new_context(n_threads, flash_attn)
+        self._batch = lc.llama_batch_init(self._batch_tokens, 0, _MAX_SEQS)
+        self._prefix, self._suffix = self._special_tokens()
+        self.bos_id = self._prefix[0] if self._prefix else -1  # [CLS] for BERT models
+        self.sep_id = self._suffix[0] if self._suffix else -1  # [SEP]
+        self._tok_buf = (lc.llama_token * 8192)()
+
+    # -- set-up ---------------------------------------------------------------------------
+    def _load_model(self, n_gpu_layers: int):
+        lc = self._lc
+        params = lc.llama_model_default_params()
+        params.n_gpu_layers = n_gpu_layers if n_gpu_layers >= 0 else 999
+        model = lc.llama_model_load_from_file(str(self.path).encode(), params)
+        if not model:
+            raise ModelError(f"llama.cpp could not load {self.path}",
+                             hint="Check that it is an embedding model in GGUF format.")
+        return model
+
+    def _new_context(self, n_threads: int, flash_attn: bool):
+        lc = self._lc
+        params = lc.llama_context_default_params()
+        params.n_ctx = self._batch_tokens  # a multiple of _MAX_SEQS (llama.cpp splits it per seq)
+        params.n_batch = params.n_ubatch = self._batch_tokens  # non-causal: one ubatch per call
+        params.n_seq_max = _MAX_SEQS
+        params.n_threads = params.n_threads_batch = n_threads
+        params.embeddings = True
+        params.pooling_type = lc.LLAMA_POOLING_TYPE_UNSPECIFIED  # the GGUF says (MiniLM: mean)
+        params.flash_attn_type = 1 if flash_attn else 0  # LLAMA_FLASH_ATTN_TYPE_{ENABLED,DISABLED}
+        ctx = lc.llama_init_from_model(self._model, params)
+        if not ctx:
+            raise ModelError(f"llama.cpp could not create a context for {self.path}")
+        if lc.llama_pooling_type(ctx) in (lc.LLAMA_POOLING_TYPE_NONE, lc.LLAMA_POOLING_TYPE_RANK):
+            lc.llama_free(ctx)
+            raise ModelError(f"{self.path} is not an embedding model (it pools no sentence vector)",
+                             hint="Use an embedding GGUF (e.g. a BERT-family model) for RAG_EMBED_MODEL.")
+        return ctx
+
+    def _special_tokens(self) -> tuple[list[int], list[int]]:
+        # What the model's tokenizer adds around a text (BERT: [CLS] ... [SEP]), added by
+        # hand so truncation keeps them.
+        lc, vocab = self._lc, self._vocab
+        prefix = [lc.llama_vocab_bos(vocab)] if lc.llama_vocab_get_add_bos(vocab) else []
+        if lc.llama_vocab_get_add_sep(vocab) and lc.llama_vocab_sep(vocab) >= 0:
+            suffix = [lc.llama_vocab_sep(vocab)]
+        elif lc.llama_vocab_get_add_eos(vocab):
+            suffix = [lc.llama_vocab_eos(vocab)]
+        else:
+            suffix = []
+        return [t for t in prefix if t >= 0], [t for t in suffix if t >= 0]
+
+    def close(self) -> None:
+        lc = self._lc
+        if getattr(self, "_batch", None) is not None:
+            lc.llama_batch_free(self._batch)
+            self._batch = None
+        if getattr(self, "_ctx", None):
+            lc.llama_free(self._ctx)
+            self._ctx = None
+        if getattr(self, "_model", None):
+            lc.llama_model_free(self._model)
+            self._model = None
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    # -- tokens ---------------------------------------------------------------------------
+    def tokenize(self, text: str) -> list[int]:
+        """Word-piece ids of ``text`` without [CLS]/[SEP]."""
+        raw = text.encode("utf-8", errors="replace")
+        buf = self._tok_buf
+        n = self._lc.llama_tokenize(self._vocab, raw, len(raw), buf, len(buf), False, False)
+        if n < 0:  # buffer too small: llama.cpp says how many it needs
+            buf = (self._lc.llama_token * -n)()
+            n = self._lc.llama_tokenize(self._vocab, raw, len(raw), buf, len(buf), False, False)
+        return buf[:n]
+
+    def count_tokens(self, text: str) -> int:
+        return len(self.tokenize(text))
+
+    def _sequence(self, text: str) -> list[int]:
+        # Truncate, never raise: the model sees its first max_tokens word pieces.
+        return [*self._prefix, *self.tokenize(text)[: self.max_tokens], *self._suffix]
+
+    # -- embedding ------------------------------------------------------------------------
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        if not texts:
+            return out
+        with self._lock:
+            seqs = [self._sequence(t) for t in texts]
+            # Longest first: batches fill evenly and the last, smallest ones cost little.
+            order = sorted(range(len(seqs)), key=lambda i: -len(seqs[i]))
+            for group in _pack(order, seqs, self._batch_tokens, _MAX_SEQS):
+                out[group] = self._decode([seqs[i] for i in group])
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.maximum(norms, 1e-12)
+
+    def _decode(self, seqs: list[list[int]]) -> np.ndarray:
+        lc, batch = self._lc, self._batch
+        n = 0
+        for seq_id, tokens in enumerate(seqs):
+            for pos, token in enumerate(tokens):
+                batch.token[n] = token
+                batch.pos[n] = pos
+                batch.n_seq_id[n] = 1
+                batch.seq_id[n][0] = seq_id
+                batch.logits[n] = True  # pooled embeddings need every token as output
+                n += 1
+        batch.n_tokens = n
+        memory = lc.llama_get_memory(self._ctx)
+        if memory:  # causal embedding models keep a KV cache: start each batch empty
+            lc.llama_memory_clear(memory, True)
+        rc = lc.llama_decode(self._ctx, batch)
+        if rc != 0:
+            raise ModelError(f"llama.cpp failed to embed a batch (code {rc}) with {self.path}")
+        vectors = np.empty((len(seqs), self.dim), dtype=np.float32)
+        for seq_id in range(len(seqs)):
+            ptr = lc.llama_get_embeddings_seq(self._ctx, seq_id)
+            if not ptr:
+                raise ModelError(f"llama.cpp returned no embedding from {self.path}")
+            vectors[seq_id] = np.ctypeslib.as_array(ptr, shape=(self.dim,))
+        return vectors
+
+
+def _pack(order: list[int], seqs: list[list[int]], max_tokens: int, max_seqs: int):
+    """Consecutive groups of ``order`` whose token counts fit one batch."""
+    group: list[int] = []
+    used = 0
+    for i in order:
+        if group and (used + len(seqs[i]) > max_tokens or len(group) == max_seqs):
+            yield group
+            group, used = [], 0
+        group.append(i)
+        used += len(seqs[i])
+    if group:
+        yield group
+
+
+_digests: dict[tuple[str, int, int], str] = {}
+
+
+def model_id_for(path: Path, name: str) -> str:
+    """``name@<12 hex of sha256>``: changes whenever the weights change."""
+    stat = path.stat()
+    key = (str(path), stat.st_size, stat.st_mtime_ns)
+    if key not in _digests:
+        _digests[key] = file_digest(path)
+    return f"{name}@{_digests[key][:12]}"
+
+
+def make_embedder(config: Config, progress: Progress | None = None) -> Embedder:
+    """The embedder the configuration asks for (the built-in MiniLM unless embed_model is set)."""
+    from .models import EMBED_NAME, resolve_embed_model
+
+    spec = resolve_embed_model(config, progress)
+    builtin = not config.embed_model
+    name = EMBED_NAME if builtin else spec.path.stem
+    return LlamaEmbedder(
+        spec.path,
+        model_id=model_id_for(spec.path, name),
+        n_threads=config.n_threads,
+        n_gpu_layers=config.n_gpu_layers,
+        max_tokens=MINILM_MAX_TOKENS if builtin else None,
+    )
