@@ -1,0 +1,92 @@
+"""LlamaEmbedder on the real built-in model (converted once per test session)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from ragcli.config import load_config
+from ragcli.embed import Embedder, LlamaEmbedder, make_embedder
+
+
+@pytest.fixture(scope="module")
+def embedder(models_dir, tmp_path_factory):
+    env = {"RAG_HOME": str(tmp_path_factory.mktemp("embed-home")), "RAG_MODELS_DIR": str(models_dir)}
+    instance = make_embedder(load_config(env=env))
+    yield instance
+    instance.close()
+
+
+def test_satisfies_the_protocol(embedder):
+    assert isinstance(embedder, LlamaEmbedder)
+    protocol_members = ("model_id", "dim", "max_tokens", "embed", "count_tokens")
+    assert all(hasattr(embedder, m) for m in protocol_members)
+    assert embedder.dim == 384
+    assert embedder.model_id.startswith("all-MiniLM-L6-v2@")
+    assert 200 <= embedder.max_tokens <= 254
+    _: Embedder = embedder  # typed use, as the pipeline does
+
+
+def test_vectors_are_unit_float32_rows(embedder):
+    vectors = embedder.embed(["one", "two words", "a somewhat longer third sentence here"])
+    assert vectors.shape == (3, 384) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert embedder.embed([]).shape == (0, 384)
+
+
+def test_same_text_same_vector_whatever_the_batch(embedder):
+    text = "Daily notes open a note named after today's date."
+    alone = embedder.embed([text])[0]
+    among = embedder.embed(["unrelated filler " * 40, text, "x"])[1]
+    again = embedder.embed([text])[0]
+    assert np.array_equal(alone, again)
+    # another batch layout may round differently in the last bits, nothing more
+    assert float(alone @ among) > 0.9999
+
+
+def test_similar_sentences_are_closer_than_unrelated(embedder):
+    a, b, c = embedder.embed(["How do I create a link to another note?",
+                              "Linking between notes uses double square brackets.",
+                              "The recipe needs two eggs and a cup of flour."])
+    assert a @ b > a @ c + 0.2
+    assert b @ a > b @ c + 0.2
+
+
+def test_count_tokens_is_word_pieces_without_specials(embedder):
+    assert embedder.count_tokens("") == 0
+    assert embedder.count_tokens("hello") == 1
+    assert embedder.count_tokens("hello world") == 2
+    assert embedder.count_tokens("unbelievably") >= 2  # split into word pieces
+    long = "word " * 1000
+    assert embedder.count_tokens(long) == 1000
+
+
+def test_over_long_text_is_truncated_not_refused(embedder):
+    long = "Obsidian keeps notes as Markdown. " * 400  # ~2,800 word pieces
+    head = " ".join(long.split()[:600])
+    v_long, v_head = embedder.embed([long, head])
+    assert np.isfinite(v_long).all()
+    assert float(v_long @ v_head) > 0.999  # both see the same first max_tokens pieces
+
+
+def test_odd_text_does_not_raise(embedder):
+    odd = ["", " ", "\x00\x01 control", "emoji 🙂🚀", "日本語のテキスト", "a" * 20000, "\ud800 lone surrogate"]
+    vectors = embedder.embed(odd)
+    assert vectors.shape == (len(odd), 384) and np.isfinite(vectors).all()
+
+
+def test_many_texts_keep_their_order(embedder):
+    texts = [f"note number {i} about topic {'abcdefghij'[i % 10]} " * (1 + i % 7) for i in range(70)]
+    batched = embedder.embed(texts)
+    for i in (0, 13, 42, 69):
+        assert float(batched[i] @ embedder.embed([texts[i]])[0]) > 0.9999
+
+
+def test_importing_the_cli_does_not_load_llama_cpp():
+    code = ("import ragcli.cli, ragcli.embed, ragcli.models, sys; "
+            "print([m for m in ('chromadb','llama_cpp','pypdf','watchdog') if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
