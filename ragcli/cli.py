@@ -15,6 +15,7 @@ from .errors import ExitCode, RagError
 from .commands import index as _index  # noqa: F401,E402
 from .commands import ask as _ask  # noqa: F401,E402
 from .commands import models as _models  # noqa: F401,E402
+from .commands import eval as _eval  # noqa: F401,E402
 from .commands import verify as _verify  # noqa: F401,E402
 from .commands import watch as _watch  # noqa: F401,E402
 
