@@ -133,7 +133,7 @@ def test_changed_chunker_settings_are_explained_and_rebuild_fixes(vault, capsys,
     assert code == 10
     assert "different settings" in err and "--rebuild" in err
     code, report = run_json(capsys, "index", "--rebuild", "--json")
-    assert code == 0 and report["files_indexed"] == 14
+    assert code == 0 and report["files_indexed"] == 13
 
 
 def test_second_writer_is_refused_with_the_holder_named(vault, capsys, rag_home):
