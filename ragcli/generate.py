@@ -288,7 +288,7 @@ class LlamaGenerator:
             from .models import read_gguf_info
 
             read_gguf_info(self.model_path)  # garbage or truncated: an error, not a crash
-            import llama_cpp
+            llama_cpp = _import_llama_cpp()
             from llama_cpp import llama_chat_format
 
             gpu_layers = self.n_gpu_layers
@@ -373,6 +373,18 @@ class LlamaGenerator:
         if self._llm is not None:
             self._llm.close()
             self._llm = None
+
+
+def _import_llama_cpp():
+    """llama_cpp with llama.cpp's own log silenced (models.load_llama_cpp does that)."""
+    from . import models
+
+    loader = getattr(models, "load_llama_cpp", None)
+    if loader is not None:
+        return loader()
+    import llama_cpp
+
+    return llama_cpp
 
 
 class _PrefixCache:
