@@ -453,6 +453,11 @@ def repair(config: Config, report: VerifyReport, progress: ProgressFn | None = N
                 say(f"re-indexing {len(changed)} file(s)")
                 roots = [Path(r) for r in idx.manifest.get_json("roots", []) or [] if Path(r).exists()]
                 if roots:
+                    # Forget the recorded size and mtime: a change that kept both (a tool that
+                    # restores mtime) is invisible to the stat check that indexing starts with.
+                    for path in changed:
+                        idx.manifest.touch_file(path, -1, -1)
+                    idx.manifest.db.commit()
                     result = indexer.run(roots, scope=[Path(p) for p in changed])
                     actions.append(f"re-indexed {result.files_indexed} changed file(s)")
                     for failure in result.files_failed:
@@ -468,10 +473,11 @@ def _rebuild_from_scratch(config: Config, progress: ProgressFn | None) -> list[s
 
     roots = _roots_of_damaged(config.index_dir / MANIFEST_NAME)
     aside = config.index_dir / f"damaged-{time.strftime('%Y%m%d-%H%M%S')}"
-    aside.mkdir(mode=0o700)
-    for name in (MANIFEST_NAME, MANIFEST_NAME + "-wal", MANIFEST_NAME + "-shm", CHROMA_NAME):
-        if (config.index_dir / name).exists():
-            os.rename(config.index_dir / name, aside / name)
+    with WriteLock(config.index_dir / LOCK_NAME, "verify"):  # no writer may have it open
+        aside.mkdir(mode=0o700)
+        for name in (MANIFEST_NAME, MANIFEST_NAME + "-wal", MANIFEST_NAME + "-shm", CHROMA_NAME):
+            if (config.index_dir / name).exists():
+                os.rename(config.index_dir / name, aside / name)
     actions = [f"moved the damaged manifest and vector store to {aside}"]
     roots = [r for r in roots if Path(r).is_dir()]
     if roots:
