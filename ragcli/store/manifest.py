@@ -314,6 +314,24 @@ class Manifest:
             return []  # a query FTS5 cannot parse finds nothing rather than failing the search
         return [(cid, -score) for cid, score in rows]
 
+    def keyword_idf(self, terms: Sequence[str]) -> list[float]:
+        """FTS5's bm25 idf of each term (a quoted FTS5 string), over all chunks.
+
+        ``log((N - n + 0.5) / (n + 0.5))`` floored at 1e-6, as FTS5 computes it, so a
+        query's best possible bm25 is about ``(k1 + 1) * sum(idf)`` (k1 = 1.2).
+        """
+        import math
+
+        total = self.db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        result = []
+        for term in terms:
+            try:
+                n = self.db.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (term,)).fetchone()[0]
+            except sqlite3.OperationalError:
+                n = 0
+            result.append(max(math.log((total - n + 0.5) / (n + 0.5)), 1e-6))
+        return result
+
     def _temp_paths(self, paths: Sequence[str]) -> None:
         self.db.execute("CREATE TEMP TABLE IF NOT EXISTS allowed (path TEXT PRIMARY KEY)")
         self.db.execute("DELETE FROM temp.allowed")
