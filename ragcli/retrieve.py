@@ -64,6 +64,9 @@ class Fusion:
     method: str = "convex"  # "convex" (normalised scores) or "rrf" (ranks)
     alpha: float = ALPHA
     complete: bool = True  # give every candidate both scores before fusing
+    # "minmax" over the pool, or "ideal": bm25 / the bm25 of a chunk of average length that
+    # holds every query term once (= the sum of the terms' idf, as FTS5's bm25 has k1 = 1.2)
+    keyword_scale: str = "minmax"
 
 
 class Searcher:
@@ -124,7 +127,10 @@ class Searcher:
             if self.fusion.method == "rrf":
                 ranked = fuse_rrf(vec, kw)
             else:
-                ranked = fuse_convex(vec_scores, kw_scores, self.fusion.alpha)
+                scale = None
+                if self.fusion.keyword_scale == "ideal" and match:
+                    scale = sum(self.index.manifest.keyword_idf(match.split(" OR ")))
+                ranked = fuse_convex(vec_scores, kw_scores, self.fusion.alpha, scale)
         else:
             ranked = vec or kw
         return self._hits(ranked[:k], vec_scores, kw_scores)
@@ -175,12 +181,19 @@ def _minmax(scores: dict[str, float]) -> dict[str, float]:
     return {c: (s - low) / span for c, s in scores.items()}
 
 
-def fuse_convex(vec: dict[str, float], kw: dict[str, float], alpha: float = ALPHA) -> list[tuple[str, float]]:
+def fuse_convex(vec: dict[str, float], kw: dict[str, float], alpha: float = ALPHA,
+                keyword_scale: float | None = None) -> list[tuple[str, float]]:
     """alpha * normalised cosine + (1 - alpha) * normalised bm25, over the union of candidates.
 
-    A candidate missing from one side scores 0 there (the side's worst in the pool).
+    Cosines are min-max normalised over the pool; bm25 too, or divided by ``keyword_scale``
+    (the bm25 of an average chunk holding every query term once) when given, so a chunk matching one common word of a
+    long query is not stretched to 1. A candidate missing from one side scores 0 there.
     """
-    v, b = _minmax(vec), _minmax(kw)
+    v = _minmax(vec)
+    if keyword_scale:
+        b = {c: min(max(s, 0.0) / keyword_scale, 1.0) for c, s in kw.items()}
+    else:
+        b = _minmax(kw)
     scores = {c: alpha * v.get(c, 0.0) + (1.0 - alpha) * b.get(c, 0.0) for c in set(v) | set(b)}
     return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
 

@@ -1,0 +1,165 @@
+"""Retrieval on notes the test writes: hybrid finds what each side alone misses, filters
+apply inside the search (a filtered note is found even when it ranks below top-k
+unfiltered), every mode, and the hit fields other stages rely on."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ragcli.config import load_config
+from ragcli.errors import UsageError
+from ragcli.pipeline import index
+from ragcli.retrieve import Filters, Searcher, fts_query, fuse_convex, fuse_rrf
+
+ERRORS = {
+    "sync-errors.md": "# Sync errors\n\nWhen sync fails the app shows an error code. Error ZX-4471 means the "
+                      "upload was rejected because the vault is over its storage quota; delete large "
+                      "attachments or move to a bigger plan.\n",
+    "network-errors.md": "# Network errors\n\nError ZX-4417 means the connection to the sync server timed out; "
+                         "check the proxy settings and try again. Error ZX-4174 is a TLS handshake failure.\n",
+    "auth-errors.md": "# Login errors\n\nError ZX-7144 means the session token expired. Error ZX-1447 means "
+                      "two-factor authentication failed. Sign out and sign in again.\n",
+    "storage.md": "# Storage quota\n\nEach plan comes with a storage quota for synced vaults. Attachments "
+                  "such as PDFs and images use most of it. The settings page shows how much is used.\n",
+    "password.md": "# Resetting a forgotten password\n\nOpen Settings, choose Account, then Reset password. "
+                   "A link arrives by email and stays valid for one hour.\n",
+    "shortcuts.md": "# Keyboard shortcuts\n\nPress Ctrl+P for the command palette and Ctrl+O to open a note "
+                    "quickly. Shortcuts can be changed under Hotkeys.\n",
+    "garden.md": "# Garden\n\nTomatoes need full sun, deep watering twice a week, and a stake once they flower.\n",
+    "bread.md": "# Bread\n\nFeed the sourdough starter equal weights of flour and water every day.\n",
+}
+
+TOMATO_NOTES = 12  # notes about tomatoes that outrank the archived one for "tomato"
+
+
+@pytest.fixture(scope="module")
+def vault(tmp_path_factory, models_dir):
+    """One index for the module (embedding costs seconds); RAG_HOME points at it per test."""
+    root = tmp_path_factory.mktemp("vault")
+    notes = root / "notes"
+    notes.mkdir()
+    for name, text in ERRORS.items():
+        (notes / name).write_text(text)
+    garden = notes / "garden-log"
+    garden.mkdir()
+    for i in range(TOMATO_NOTES):
+        (garden / f"tomato-{i:02d}.md").write_text(
+            f"---\ndate: 2024-05-{i + 1:02d}\ntags: [garden]\n---\n# Tomato diary {i}\n\n"
+            f"Tomato plants, tomato seedlings and tomato harvest notes for day {i}: the tomato "
+            f"vines grew and the tomatoes ripened.\n")
+    archive = notes / "archive"
+    archive.mkdir()
+    (archive / "old-plans.md").write_text(
+        "---\ndate: 2019-03-02\ntags: [archive]\n---\n# Old plans\n\nIdeas for the shed, a new fence, "
+        "paint for the door, and maybe a tomato bed by the wall.\n")
+    (notes / "inline.md").write_text("# Inline tagged\n\nA note about the fence and a tomato #someday\n")
+    home = root / "home"
+    home.mkdir()
+    env = {"RAG_HOME": str(home), "RAG_MODELS_DIR": str(models_dir)}
+    config = load_config(env=env)
+    report = index(config, [notes])
+    assert not report.files_failed
+    return config, notes
+
+
+@pytest.fixture()
+def searcher(vault):
+    config, _notes = vault
+    s = Searcher(config)
+    yield s
+    s.close()
+
+
+def _names(hits) -> list[str]:
+    return [Path(h.chunk.path).name for h in hits]
+
+
+def test_hybrid_finds_an_exact_error_code_that_vector_alone_misses(searcher):
+    query = "ZX-4471"
+    vector = _names(searcher.search(query, k=3, mode="vector"))
+    keyword = _names(searcher.search(query, k=3, mode="keyword"))
+    hybrid = _names(searcher.search(query, k=3, mode="hybrid"))
+    assert vector[0] != "sync-errors.md"  # word pieces of a code mean little to the embedding
+    assert keyword[0] == "sync-errors.md"
+    assert hybrid[0] == "sync-errors.md"
+
+
+def test_hybrid_finds_a_paraphrase_that_keyword_alone_misses(searcher):
+    query = "I can't recall the secret word for my profile"  # no word in common with password.md
+    keyword = _names(searcher.search(query, k=3, mode="keyword"))
+    vector = _names(searcher.search(query, k=3, mode="vector"))
+    hybrid = _names(searcher.search(query, k=3, mode="hybrid"))
+    assert "password.md" not in keyword
+    assert vector[0] == "password.md"
+    assert hybrid[0] == "password.md"
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "vector", "keyword"])
+def test_filters_apply_inside_the_search_not_after_top_k(searcher, mode):
+    unfiltered = _names(searcher.search("tomato", k=5, mode=mode))
+    assert "old-plans.md" not in unfiltered  # the diary notes fill the top 5
+    by_tag = _names(searcher.search("tomato", k=5, mode=mode, filters=Filters(tag="archive")))
+    assert by_tag == ["old-plans.md"]
+    by_path = _names(searcher.search("tomato", k=5, mode=mode, filters=Filters(path="*/archive/*")))
+    assert by_path == ["old-plans.md"]
+    by_date = _names(searcher.search("tomato", k=5, mode=mode, filters=Filters(until="2020-01-01")))
+    assert by_date == ["old-plans.md"]
+    window = searcher.search("tomato", k=20, mode=mode, filters=Filters(since="2024-05-03", until="2024-05-04"))
+    assert sorted(_names(window)) == ["tomato-02.md", "tomato-03.md"]
+    inline = _names(searcher.search("tomato", k=5, mode=mode, filters=Filters(tag="#someday")))
+    assert inline == ["inline.md"]
+    assert searcher.search("tomato", k=5, mode=mode, filters=Filters(tag="no-such-tag")) == []
+
+
+def test_file_time_is_the_date_of_a_note_without_one(vault, searcher):
+    _config, notes = vault
+    old = time.mktime((2001, 1, 1, 12, 0, 0, 0, 0, -1))
+    os.utime(notes / "bread.md", (old, old))
+    # the manifest keeps the mtime it indexed: re-index so it sees the new one
+    index(vault[0], [notes])
+    hits = searcher.search("sourdough", k=5, mode="hybrid", filters=Filters(since="2000-12-31", until="2001-01-02"))
+    assert _names(hits) == ["bread.md"]
+
+
+def test_hybrid_hits_carry_the_cosine_and_bm25_of_each_side(searcher):
+    query = "storage quota for attachments"
+    hits = searcher.search(query, k=5, mode="hybrid")
+    assert hits and [h.rank for h in hits] == list(range(1, len(hits) + 1))
+    qvec = searcher.embedder.embed([query])[0]
+    for hit in hits:
+        assert hit.vector_score is not None and hit.keyword_score is not None
+        own = searcher.embedder.embed([hit.chunk.embed_text()])[0]
+        assert hit.vector_score == pytest.approx(float(np.dot(qvec, own)), abs=1e-3)
+    assert all(a.score >= b.score for a, b in zip(hits, hits[1:]))
+    vector_hits = searcher.search(query, k=5, mode="vector")
+    assert all(h.keyword_score is None and -1.0 <= h.vector_score <= 1.0 for h in vector_hits)
+
+
+def test_modes_and_odd_queries(searcher):
+    with pytest.raises(UsageError):
+        searcher.search("anything", mode="fuzzy")
+    assert searcher.search("   ", k=5) == []
+    assert searcher.search('"unbalanced AND (NEAR', k=3, mode="keyword") == [] or True  # never raises
+    assert searcher.search("to be or not to be", k=3, mode="keyword") is not None
+    assert len(searcher.search("tomato", k=3, mode="hybrid")) == 3
+
+
+def test_fts_query_is_quoted_words_without_stopwords():
+    assert fts_query('what does "E4021" OR NEAR(x) mean') == '"e4021" OR "near" OR "mean"'
+    assert fts_query("to be or not to be") == '"to" OR "be" OR "or" OR "not"'
+    assert fts_query("?!") == ""
+
+
+def test_fusion_functions():
+    vec = [("a", 0.9), ("b", 0.8), ("c", 0.1)]
+    kw = [("c", 12.0), ("a", 6.0)]
+    assert [c for c, _ in fuse_rrf(vec, kw)][:1] == ["a"]
+    fused = dict(fuse_convex(dict(vec), {**dict(kw), "b": 0.0}, alpha=0.5))
+    assert fused["a"] == pytest.approx(0.5 * 1.0 + 0.5 * 0.5)
+    assert fused["b"] == pytest.approx(0.5 * 0.875)
+    assert fused["c"] == pytest.approx(0.5)
