@@ -14,7 +14,6 @@ the first run pays for embedding. Nothing here asserts on time: it prints figure
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import tempfile
@@ -35,6 +34,7 @@ VARIANTS = [  # (label, mode, fusion)
     ("hybrid: RRF k=60 (baseline)", "hybrid", Fusion(method="rrf", complete=False)),
     ("hybrid: convex, partial scores", "hybrid", Fusion(method="convex", complete=False)),
     ("hybrid: convex + completed (shipped)", "hybrid", Fusion()),
+    ("hybrid: convex + completed, bm25 / sum(idf)", "hybrid", Fusion(keyword_scale="ideal")),
 ]
 
 
@@ -88,17 +88,23 @@ VAULT_QUERIES = [
 ]
 
 
-def bench_vault(vault: Path, repeats: int) -> None:
-    """Warm query latency on the Obsidian vault (index built once into a cached RAG_HOME)."""
+def bench_vault(vault: Path, repeats: int, home: Path | None = None) -> None:
+    """Warm query latency on the Obsidian vault: an index built once into a cached home,
+    or an existing one (``--home``, used as it is)."""
     from ragcli.pipeline import index
 
-    home = Path(os.environ.get("RAG_BENCH_HOME") or Path(tempfile.gettempdir()) / "ragcli-bench-vault")
-    config = load_config({"data_dir": str(home)})
-    started = time.monotonic()
-    report = index(config, [vault])
-    print(f"vault: {vault} indexed/updated in {time.monotonic() - started:.1f}s "
-          f"({report.files_indexed} files changed, {report.chunks_added} chunks added)")
+    if home is None:
+        home = Path(tempfile.gettempdir()) / "ragcli-bench-vault"
+        config = load_config({"data_dir": str(home)})
+        started = time.monotonic()
+        report = index(config, [vault])
+        print(f"vault: {vault} indexed/updated in {time.monotonic() - started:.1f}s "
+              f"({report.files_indexed} files changed, {report.chunks_added} chunks added)")
+    else:
+        config = load_config({"data_dir": str(home)})
     searcher = Searcher(config)
+    files, chunks = searcher.index.manifest.counts()
+    print(f"index {config.index_dir}: {files} files, {chunks} chunks")
     try:
         searcher.search("warm up", k=10, mode="hybrid")
         for mode in ("hybrid", "vector", "keyword"):
@@ -127,10 +133,11 @@ def main() -> None:
     parser.add_argument("--run-dir", type=Path, default=None, help="write each variant's TREC run here")
     parser.add_argument("--vault", action="store_true", help="measure warm query latency on the vault")
     parser.add_argument("--vault-path", type=Path, default=SHARED / "obsidian-help" / "en")
+    parser.add_argument("--home", type=Path, default=None, help="use the index under this data dir as it is")
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     if args.vault:
-        bench_vault(args.vault_path, args.repeats)
+        bench_vault(args.vault_path, args.repeats, args.home)
     else:
         bench_dataset(args.dataset, args.dev, args.run_dir, args.alphas)
 

@@ -186,13 +186,18 @@ def build_eval_index(config: Config, data: BeirData, embedder, progress: Progres
     """Index every document (skipping those already there); returns (docs, chunks, embedded)."""
     from .ingest.chunk import chunk_document
     from .pipeline import index_fingerprint
+    from .errors import IndexMismatchError
     from .store import FileUpdate, Index
     from .store.manifest import FileRecord, StoredChunk, vector_key
     from .types import Document, Section
 
     budget = min(config.chunk_tokens, embedder.max_tokens)  # as pipeline._prepare does for notes
     with Index.open_writer(config, role="eval") as idx:
-        idx.check_fingerprint(index_fingerprint(config, embedder), rebuild=False)
+        wanted = index_fingerprint(config, embedder)
+        try:
+            idx.check_fingerprint(wanted, rebuild=False)
+        except IndexMismatchError:  # e.g. a new conversion of the model: a throwaway index starts over
+            idx.check_fingerprint(wanted, rebuild=True)
         known = {path: rec.hash for path, rec in idx.manifest.files().items()}
         stale = [p for p in known if p not in data.corpus]
         if stale:
