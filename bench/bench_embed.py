@@ -1,0 +1,161 @@
+"""Embedding throughput: ragcli's LlamaEmbedder vs sentence-transformers (torch, CPU).
+
+    python bench/bench_embed.py [--limit N] [--rounds R] [--words W]
+
+Both sides embed the same chunk-sized texts (pieces of the Obsidian help vault), the
+rounds alternate (ours, baseline, ours, ...) so a busy machine hurts both alike, and the
+figures are chunks/s of the embedding call alone (model loading excluded on both sides).
+The baseline is what most users would write, ``SentenceTransformer(folder).encode(texts)``
+with its defaults, run in a separate venv (``--baseline-python``, default
+``.venv-bench/bin/python``, or $RAG_BENCH_PYTHON) so torch never becomes a ragcli
+dependency; it is skipped with a message when that venv is absent. Prints, never asserts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from ragcli.config import load_config  # noqa: E402
+from ragcli.embed import make_embedder  # noqa: E402
+from ragcli.models import embed_source_dir  # noqa: E402
+
+DEFAULT_CORPUS = REPO.parent / "shared" / "corpora" / "obsidian-help" / "en"
+DEFAULT_BASELINE = Path(os.environ.get("RAG_BENCH_PYTHON", REPO / ".venv-bench" / "bin" / "python"))
+
+# Runs inside the baseline venv: load once, then time encode() per round on request.
+BASELINE_SCRIPT = r"""
+import json, sys, time
+import numpy as np, torch
+from sentence_transformers import SentenceTransformer
+model_dir, texts_file, out_prefix, rounds = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+texts = json.load(open(texts_file))
+model = SentenceTransformer(model_dir, device="cpu")
+model.encode(texts[:8])  # warm-up, as on our side
+print(json.dumps({"threads": torch.get_num_threads(), "torch": torch.__version__,
+                  "max_seq_length": model.max_seq_length}), flush=True)
+for r in range(rounds):
+    sys.stdin.readline()  # wait for our turn: the rounds alternate with ragcli's
+    t = time.perf_counter()
+    vectors = model.encode(texts, normalize_embeddings=True)
+    seconds = time.perf_counter() - t
+    np.save(f"{out_prefix}.npy", vectors.astype(np.float32))
+    print(json.dumps({"seconds": seconds}), flush=True)
+"""
+
+
+def corpus_chunks(root: Path, words: int, limit: int | None) -> list[str]:
+    """~``words``-word pieces of every note (a plain splitter, not ragcli's chunker).
+
+    110 words of this vault average ~200 MiniLM word pieces, the size ragcli's chunker
+    aims at (chunk_tokens = 200)."""
+    chunks: list[str] = []
+    for path in sorted(root.rglob("*.md")):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        text = re.sub(r"^---\n.*?\n---\n", "", text, flags=re.S)  # front matter is not prose
+        tokens = text.split()
+        for start in range(0, len(tokens), words):
+            piece = tokens[start:start + words]
+            if len(piece) >= words // 3:  # skip tails too short to look like a chunk
+                chunks.append(f"{path.stem}\n" + " ".join(piece))
+    return chunks[:limit] if limit else chunks
+
+
+class Baseline:
+    """sentence-transformers in its own venv, driven one round at a time over a pipe."""
+
+    def __init__(self, python: Path, texts: list[str], rounds: int, workdir: Path):
+        texts_file = workdir / "texts.json"
+        texts_file.write_text(json.dumps(texts))
+        self.out = workdir / "baseline"
+        env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+        self.proc = subprocess.Popen(
+            [str(python), "-c", BASELINE_SCRIPT, str(embed_source_dir()), str(texts_file), str(self.out), str(rounds)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+        self.info = self._read()
+
+    def _read(self) -> dict:
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError("the baseline process ended early (run it by hand to see why)")
+        return json.loads(line)
+
+    def round(self) -> tuple[float, np.ndarray]:
+        self.proc.stdin.write("go\n")
+        self.proc.stdin.flush()
+        seconds = self._read()["seconds"]
+        return seconds, np.load(f"{self.out}.npy")
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait(timeout=60)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    parser.add_argument("--words", type=int, default=110)
+    parser.add_argument("--limit", type=int, default=400, help="chunks per round (0: all)")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--baseline-python", type=Path, default=DEFAULT_BASELINE)
+    parser.add_argument("--threads", type=int, default=0, help="ragcli threads (0: all cores)")
+    args = parser.parse_args()
+
+    texts = corpus_chunks(args.corpus, args.words, args.limit or None)
+    home = Path(os.environ.get("RAG_HOME") or Path(tempfile.gettempdir()) / "ragcli-bench-home")
+    config = load_config(overrides={"threads": args.threads}, env=dict(os.environ, RAG_HOME=str(home)))
+    embedder = make_embedder(config, progress=lambda m: print(m, file=sys.stderr))
+    lengths = [embedder.count_tokens(t) + 2 for t in texts]
+    print(f"{len(texts)} chunks, word pieces mean {statistics.mean(lengths):.0f}, "
+          f"median {statistics.median(lengths):.0f}, {sum(n > 256 for n in lengths)} over 256 (truncated)")
+    print(f"ragcli: {embedder.model_id}, {config.n_threads} threads, cpu_count {os.cpu_count()}")
+
+    baseline = None
+    workdir = Path(tempfile.mkdtemp(prefix="bench-embed-"))
+    if args.baseline_python.is_file():
+        baseline = Baseline(args.baseline_python, texts, args.rounds, workdir)
+        print(f"baseline: sentence-transformers, torch {baseline.info['torch']}, "
+              f"{baseline.info['threads']} threads, max_seq_length {baseline.info['max_seq_length']}")
+    else:
+        print(f"baseline skipped: {args.baseline_python} not found "
+              "(python -m venv .venv-bench && .venv-bench/bin/pip install torch==2.13.0 sentence-transformers)")
+
+    embedder.embed(texts[:8])  # warm-up
+    ours, theirs, ours_vectors, their_vectors = [], [], None, None
+    for r in range(args.rounds):
+        t = time.perf_counter()
+        ours_vectors = embedder.embed(texts)
+        ours.append(len(texts) / (time.perf_counter() - t))
+        line = f"round {r + 1}: ragcli {ours[-1]:6.1f} chunks/s"
+        if baseline:
+            seconds, their_vectors = baseline.round()
+            theirs.append(len(texts) / seconds)
+            line += f"   sentence-transformers {theirs[-1]:6.1f} chunks/s   ratio {ours[-1] / theirs[-1]:.2f}"
+        print(line + f"   (load {os.getloadavg()[0]:.1f})", flush=True)
+
+    print(f"ragcli                 median {statistics.median(ours):6.1f}  best {max(ours):6.1f} chunks/s")
+    if baseline:
+        baseline.close()
+        ratios = [a / b for a, b in zip(ours, theirs)]
+        cos = (ours_vectors * their_vectors).sum(axis=1)
+        print(f"sentence-transformers  median {statistics.median(theirs):6.1f}  best {max(theirs):6.1f} chunks/s")
+        print(f"ratio ragcli / sentence-transformers: median {statistics.median(ratios):.2f} "
+              f"(per round: {', '.join(f'{x:.2f}' for x in ratios)})")
+        print(f"cosine agreement per chunk: mean {cos.mean():.5f}, min {cos.min():.5f}")
+
+
+if __name__ == "__main__":
+    main()
