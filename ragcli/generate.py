@@ -271,7 +271,7 @@ class LlamaGenerator:
 
     @property
     def llm(self):
-        if self._thread is not None:
+        if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join()
             self._thread = None
             if self._error is not None:

@@ -108,6 +108,29 @@ def test_prefix_kv_state_is_saved_and_reused(tmp_path):
 
 
 @needs_model
+def test_background_load_with_prefix_cache(tmp_path):
+    for round in range(2):  # first saves the prefix state, second restores it, both in a thread
+        g = LlamaGenerator(MODEL, n_ctx=512, n_threads=2, cache_dir=tmp_path)
+        try:
+            g.start_loading()
+            g.wait_loaded()
+            assert g.prefix_cached == (round == 1)
+            assert g.generate([{"role": "user", "content": "Hi"}], max_tokens=2, temperature=0.0).text
+        finally:
+            g.close()
+
+
+@needs_model
+def test_a_broken_model_loading_in_the_background_raises_in_the_caller(tmp_path):
+    bad = tmp_path / "bad.gguf"
+    bad.write_bytes(b"GGUF" + b"\x03\x00\x00\x00" + b"\xff" * 64)
+    g = LlamaGenerator(bad, n_ctx=256)
+    g.start_loading()
+    with pytest.raises(ModelError):
+        g.wait_loaded()
+
+
+@needs_model
 def test_a_damaged_prefix_cache_is_rebuilt(tmp_path):
     g = LlamaGenerator(MODEL, n_ctx=512, n_threads=2, cache_dir=tmp_path)
     g.llm
