@@ -163,3 +163,17 @@ def test_fusion_functions():
     assert fused["a"] == pytest.approx(0.5 * 1.0 + 0.5 * 0.5)
     assert fused["b"] == pytest.approx(0.5 * 0.875)
     assert fused["c"] == pytest.approx(0.5)
+    # scaled against "every query term once" (sum of idf = 24): a weak best match stays weak
+    scaled = dict(fuse_convex(dict(vec), {**dict(kw), "b": 0.0}, alpha=0.5, keyword_scale=24.0))
+    assert scaled["c"] == pytest.approx(0.5 * 0.5)
+    assert scaled["a"] == pytest.approx(0.5 * 1.0 + 0.5 * 0.25)
+
+
+def test_keyword_idf_matches_fts5(searcher):
+    import math
+
+    files, chunks = searcher.index.manifest.counts()
+    rare, common = searcher.index.manifest.keyword_idf(['"zx"', '"tomato"'])
+    n_zx = len(searcher.index.manifest.keyword_search('"zx"', 1000))
+    assert rare == pytest.approx(math.log((chunks - n_zx + 0.5) / (n_zx + 0.5)))
+    assert common < rare
