@@ -66,7 +66,7 @@ class Fusion:
     complete: bool = True  # give every candidate both scores before fusing
     # "minmax" over the pool, or "ideal": bm25 / the bm25 of a chunk of average length that
     # holds every query term once (= the sum of the terms' idf, as FTS5's bm25 has k1 = 1.2)
-    keyword_scale: str = "minmax"
+    keyword_scale: str = "ideal"
 
 
 class Searcher:
