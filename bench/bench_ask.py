@@ -40,6 +40,13 @@ ANSWERABLE = [
     ("How can I sync my vault between devices?", "Obsidian Sync"),
     ("How do I create a table in Markdown?", "Editing and formatting/Advanced formatting syntax.md"),
     ("What are properties in a note?", "Editing and formatting/Properties.md"),
+    # paraphrases that share few words with the notes
+    ("Can I see which notes point to the one I'm reading?", "Backlinks"),
+    ("Is there a dark theme?", "Themes"),
+    ("Can I put my notes on a public website?", "Obsidian Publish"),
+    ("Can I use it on my phone?", "Mobile"),
+    ("How do I bring in my notes from Notion?", "Import notes"),
+    ("Where does it keep its settings?", "Configuration folder"),
 ]
 UNANSWERABLE = [
     "What is the capital of Australia?",
@@ -50,6 +57,10 @@ UNANSWERABLE = [
     "How do I declare a pointer in C++?",
     "What is the best diet for a cat?",
     "How do I change the oil in my car?",
+    "How do I set up a Python virtual environment?",
+    "What is the weather like in Paris in May?",
+    "How do I file my taxes?",
+    "Explain the theory of relativity.",
 ]
 FOLLOW_UPS = [
     ("How do I create a callout?", "And how do I make it foldable?", "Callouts.md"),
@@ -117,8 +128,26 @@ def run_config(config, name: str, questions, *, naive: bool) -> list[dict]:
     return rows
 
 
+def machine_speed(config) -> float:
+    """Prompt tokens/s of the default model right now: the yardstick for this run's TTFTs."""
+    from ragcli.generate import LlamaGenerator
+    from ragcli.models import resolve_llm_model
+
+    gen = LlamaGenerator(resolve_llm_model(config).path, n_ctx=1024, n_threads=config.n_threads)
+    llm = gen.llm
+    tokens = llm.tokenize(b"Obsidian stores notes as Markdown files in a vault. " * 40)[:300]
+    started = time.perf_counter()
+    llm.eval(tokens)
+    speed = len(tokens) / (time.perf_counter() - started)
+    gen.close()
+    return speed
+
+
 def bench_ttft(config, repeat: int) -> None:
     questions = ANSWERABLE[:5]
+    speed = machine_speed(config)
+    print(f"machine now: prompt processing {speed:.0f} tokens/s with {config.n_threads} threads "
+          f"(load average {os.getloadavg()[0]:.1f}); a quiet 2-core machine does ~250-340")
     # warm the file cache and the prefix state once, so "after" measures a second-run user
     run_config(config, "warm-up", questions[:1], naive=False)
     table = []

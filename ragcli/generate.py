@@ -176,9 +176,9 @@ class Prompt:
 
 # Per-source and total budgets for source text. ~300 tok/s prompt processing on two cores
 # makes every 100 tokens ~0.3 s of waiting before the first token.
-SOURCE_TOKENS = 110
-CONTEXT_TOKENS = 380
-MAX_SOURCES = 4
+SOURCE_TOKENS = 100
+CONTEXT_TOKENS = 280
+MAX_SOURCES = 3
 
 
 def fit_prompt(generator: Generator, question: str, hits: Sequence[Hit], *, max_tokens: int,
