@@ -32,9 +32,9 @@ VARIANTS = [  # (label, mode, fusion)
     ("keyword (FTS5 bm25)", "keyword", None),
     ("vector (MiniLM cosine)", "vector", None),
     ("hybrid: RRF k=60 (baseline)", "hybrid", Fusion(method="rrf", complete=False)),
-    ("hybrid: convex, partial scores", "hybrid", Fusion(method="convex", complete=False)),
-    ("hybrid: convex + completed (shipped)", "hybrid", Fusion()),
-    ("hybrid: convex + completed, bm25 / sum(idf)", "hybrid", Fusion(keyword_scale="ideal")),
+    ("hybrid: convex min-max, partial scores", "hybrid", Fusion(keyword_scale="minmax", complete=False)),
+    ("hybrid: convex min-max, completed", "hybrid", Fusion(keyword_scale="minmax")),
+    ("hybrid: convex, bm25/sum(idf), completed *", "hybrid", Fusion()),
 ]
 
 
@@ -51,7 +51,7 @@ def bench_dataset(folder: Path, dev: int, run_dir: Path | None, alphas: list[flo
     from ragcli.embed import make_embedder
 
     embedder = make_embedder(config)
-    variants = list(VARIANTS) + [(f"hybrid: convex + completed, alpha={a}", "hybrid", Fusion(alpha=a))
+    variants = list(VARIANTS) + [(f"hybrid: shipped with alpha={a}", "hybrid", Fusion(alpha=a))
                                  for a in alphas]
     print(f"{folder.name}: {len(data.corpus)} docs, {len(qids)} judged queries "
           f"(dev = first {len(dev_ids)}, held out = {len(held)})")
@@ -71,6 +71,7 @@ def bench_dataset(folder: Path, dev: int, run_dir: Path | None, alphas: list[flo
                   f"{report.embedded / report.index_seconds:.1f} chunks/s embedded)")
         if run_file:
             print(f"  run: {run_file}")
+    print("* shipped default (alpha 0.5 = equal weight, not tuned)")
     print(f"index: {report.docs} docs, {report.chunks} chunks, cached at {report.index_dir}")
 
 
