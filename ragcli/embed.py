@@ -179,7 +179,9 @@ class LlamaEmbedder:
         window = int(lc.llama_model_n_ctx_train(self._model)) or batch_tokens
         self.max_tokens = min(max_tokens or window - 2, window - 2)
         self._batch_tokens = -(-max(batch_tokens, self.max_tokens + 2) // _MAX_SEQS) * _MAX_SEQS
-        n_workers, threads_each = _split_threads(n_threads, workers if n_gpu_layers == 0 else 1)
+        # One context when the model runs on a GPU: parallel CPU contexts would only queue.
+        on_gpu = n_gpu_layers != 0 and bool(lc.llama_supports_gpu_offload())
+        n_workers, threads_each = _split_threads(n_threads, 1 if on_gpu else workers)
         for _ in range(n_workers):
             self._workers.append(_Worker(lc, self._model, self.path, self._batch_tokens,
                                          threads_each, flash_attn))
