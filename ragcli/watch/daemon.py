@@ -9,8 +9,12 @@ observer's blocking read.
 
 Stopping: SIGTERM/SIGINT set a flag. Between syncs the loop just ends; during one, the
 pipeline's progress callback raises at the next file boundary (nothing of the unflushed
-batch is written), and after ``grace`` seconds a timer raises wherever it is, like Ctrl-C
-in ``rag index`` (the store's write protocol makes that safe). Then the lock is released.
+batch is written), and after ``grace`` seconds a timer raises wherever Python code runs,
+like Ctrl-C in ``rag index`` (the store's write protocol makes that safe). A signal cannot
+interrupt a native call, and one llama.cpp batch can take seconds on a busy machine, so a
+last resort thread ends the process with ``os._exit(0)`` a second later, unless the main
+thread is inside the store (then it waits for that write): the batch being embedded was
+not written yet, SQLite drops an uncommitted transaction, and the kernel releases the lock.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import json
 import logging
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Sequence
@@ -68,6 +73,7 @@ class Watcher:
         self.syncs = 0
         self._stop = threading.Event()
         self._busy = False
+        self._reaper: threading.Thread | None = None
         self._attempts: dict[str, int] = {}
         self._failed: dict[str, str] = {}
         self._state_written: tuple | None = None
@@ -262,11 +268,37 @@ class Watcher:
             if again:
                 raise Interrupted()
             signal.setitimer(signal.ITIMER_REAL, self.options.grace)
+            if self._reaper is None:
+                self._reaper = threading.Thread(target=self._reap, name="rag-watch-stop", daemon=True)
+                self._reaper.start()
 
     def _on_alarm(self, _signum, _frame) -> None:
         if self._busy and self._stop.is_set():
             log.info("the file in hand did not finish within %gs: rolling it back", self.options.grace)
             raise Interrupted()
+
+    def _reap(self) -> None:
+        """Last resort for a stop stuck in a native call (see the module docstring)."""
+        deadline = time.monotonic() + self.options.grace + 1.0
+        main = threading.main_thread().ident
+        warned = False
+        while self._busy:
+            time.sleep(0.1)
+            if time.monotonic() < deadline:
+                continue
+            if not warned:
+                log.info("still inside a native call (embedding); ending without writing the batch in hand")
+                for handler in logging.getLogger("ragcli").handlers:
+                    handler.flush()
+                warned = True
+            previous = sys.getswitchinterval()
+            sys.setswitchinterval(60.0)  # keep the main thread off the GIL between check and exit
+            try:
+                if self._busy and not _in_store(sys._current_frames().get(main)):
+                    self._remove_state()
+                    os._exit(0)
+            finally:
+                sys.setswitchinterval(previous)
 
     def _on_hup(self, _signum, _frame) -> None:
         log.info("SIGHUP received: full reconcile")
@@ -320,6 +352,19 @@ class Watcher:
             (self.config.index_dir / STATE_FILE).unlink()
         except OSError:
             pass
+
+
+_STORE_DIR = str(Path(__file__).resolve().parents[1] / "store") + os.sep
+
+
+def _in_store(frame) -> bool:
+    """Is this stack inside the index store (a Chroma or manifest write), or Chroma itself?"""
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if name.startswith(_STORE_DIR) or f"{os.sep}chromadb{os.sep}" in name:
+            return True
+        frame = frame.f_back
+    return False
 
 
 def watch(config: Config, paths: Sequence[Path] | None = None, options: WatchOptions | None = None) -> None:
