@@ -1,24 +1,25 @@
 """Embeddings: the ``Embedder`` protocol and ``LlamaEmbedder``, all-MiniLM-L6-v2 on llama.cpp.
 
 Speed: indexing time is embedding time, so ``LlamaEmbedder`` drives llama.cpp's C API
-directly instead of ``Llama.embed()``. What it does, and why (figures in bench/README.md):
-- several chunks go into one ``llama_decode`` as separate sequences (distinct seq_ids):
-  the weight matmuls then run over hundreds of tokens at once, which is what makes the CPU
-  efficient; llama.cpp masks attention across sequences, and the quadratic attention cost
-  over the whole micro-batch stays small next to the matmuls for ~200-token chunks;
-- chunks are sorted by length before packing, so batches fill evenly;
-- all cores are used (llama-cpp-python's default is half of them);
-- tokenisation, batch filling and pooling read-out avoid per-token Python work where
-  they can.
+directly instead of ``Llama.embed()``. Measured with bench/bench_embed.py on the 2-core
+box (figures in its docstring); what mattered, biggest first:
+- one single-threaded llama.cpp context per core, sharing the model's weights, fed from a
+  thread pool (ctypes releases the GIL during ``llama_decode``). One context with two
+  threads synchronises at a barrier after every op; on a busy machine the thread that
+  waits spins while its partner is descheduled, and it ran 4-7x slower than this;
+- flash attention (about 1.5x here): no F32 KQ matrix, no separate softmax pass;
+- chunks sorted by length and packed by token count (up to 512 per decode, distinct
+  seq_ids, llama.cpp masks attention across them): short texts share a call, and a
+  ~200-token chunk mostly goes alone, because ~200 tokens already keep the matmuls busy
+  while attention over a packed micro-batch grows with its square (2,048-token batches
+  were 25-75% slower).
 
 ``import llama_cpp`` happens inside functions only: ``import ragcli.cli`` must stay fast.
 """
 
 from __future__ import annotations
 
-import ctypes
 import hashlib
-import os
 import queue
 import threading
 from collections.abc import Callable, Sequence

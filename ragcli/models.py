@@ -484,6 +484,18 @@ def _verify_conversion(path: Path, source: Path, file_type: str) -> float:
     return worst
 
 
+def _remove_stale_temps(target: Path, max_age_s: float = 600.0) -> None:
+    # Left by a conversion that was killed; a young one may belong to a live conversion.
+    import time
+
+    for stale in target.parent.glob(f".{target.name}.*.tmp"):
+        try:
+            if time.time() - stale.stat().st_mtime > max_age_s:
+                stale.unlink()
+        except OSError:
+            pass
+
+
 def convert_builtin_embed(config: Config, progress: Progress | None = None,
                           file_type: str = EMBED_FILE_TYPE) -> Path:
     """Convert the packaged MiniLM safetensors to a verified GGUF in ``models_dir``."""
@@ -496,6 +508,7 @@ def convert_builtin_embed(config: Config, progress: Progress | None = None,
     # Write under a temporary name and rename: a killed conversion leaves no half file
     # under the real name (a stale .tmp is harmless and replaced next time).
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    _remove_stale_temps(target)
     report = progress or (lambda message: None)
     try:
         report(f"Converting {EMBED_NAME} to GGUF ({file_type}, first use only)...")

@@ -184,3 +184,24 @@ def test_reference_is_unit_norm():
     vectors = reference_embeddings([[101, 7592, 2088, 102]])
     assert vectors.shape == (1, 384)
     assert np.isclose(np.linalg.norm(vectors[0]), 1.0, atol=1e-5)
+
+
+def test_a_killed_conversion_leaves_no_half_file(tmp_path):
+    """Kill the converting process part-way: the cached name holds a whole file or nothing."""
+    import time
+
+    home = tmp_path / "killed"
+    env = dict(os.environ, RAG_HOME=str(home), RAG_MODELS_DIR=str(home / "models"))
+    code = ("from ragcli.config import load_config; from ragcli.models import resolve_embed_model; "
+            "resolve_embed_model(load_config(), progress=lambda m: print(m, flush=True))")
+    proc = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, text=True)
+    assert "Converting" in proc.stdout.readline()  # it has started writing
+    time.sleep(0.3)
+    proc.kill()
+    proc.wait()
+    config = load_config(env={"RAG_HOME": str(home), "RAG_MODELS_DIR": str(home / "models")})
+    target = builtin_embed_path(config)
+    if target.exists():  # it finished before the kill: then the file must be whole
+        read_gguf_info(target)
+    spec = resolve_embed_model(config)  # and the next run converts (again) cleanly
+    assert spec.present and read_gguf_info(spec.path)
