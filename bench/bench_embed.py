@@ -30,8 +30,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from ragcli.config import load_config  # noqa: E402
-from ragcli.embed import make_embedder  # noqa: E402
-from ragcli.models import embed_source_dir  # noqa: E402
+from ragcli.embed import MINILM_MAX_TOKENS, LlamaEmbedder, make_embedder, model_id_for  # noqa: E402
+from ragcli.models import convert_builtin_embed, embed_source_dir, resolve_embed_model  # noqa: E402
 
 DEFAULT_CORPUS = REPO.parent / "shared" / "corpora" / "obsidian-help" / "en"
 DEFAULT_BASELINE = Path(os.environ.get("RAG_BENCH_PYTHON", REPO / ".venv-bench" / "bin" / "python"))
@@ -104,6 +104,44 @@ class Baseline:
         self.proc.wait(timeout=60)
 
 
+def build_embedder(config, args):
+    """make_embedder(config), unless an ablation flag asks for something else."""
+    progress = lambda m: print(m, file=sys.stderr)  # noqa: E731
+    ablation = args.workers or args.no_flash or args.batch_tokens or args.file_type or args.llama_embed
+    if not ablation:
+        return make_embedder(config, progress=progress)
+    path = convert_builtin_embed(config, progress, args.file_type) if args.file_type else \
+        resolve_embed_model(config, progress).path
+    if args.llama_embed:
+        return LlamaCppPythonEmbed(path, MINILM_MAX_TOKENS)
+    kwargs = {"batch_tokens": args.batch_tokens} if args.batch_tokens else {}
+    return LlamaEmbedder(path, model_id=model_id_for(path, path.stem), n_threads=config.n_threads,
+                         max_tokens=MINILM_MAX_TOKENS, flash_attn=not args.no_flash,
+                         workers=args.workers, **kwargs)
+
+
+class LlamaCppPythonEmbed:
+    """What one writes with llama-cpp-python's high-level API: Llama.embed per chunk."""
+
+    def __init__(self, path: Path, max_tokens: int):
+        from ragcli.models import load_llama_cpp
+
+        self.llama = load_llama_cpp().Llama(str(path), embedding=True, n_ctx=512, verbose=False)
+        self.model_id = f"llama-cpp-python Llama.embed ({self.llama.n_threads} threads)"
+        self.max_tokens = max_tokens
+
+    def count_tokens(self, text: str) -> int:
+        return len(self.llama.tokenize(text.encode(), add_bos=False))
+
+    def embed(self, texts):
+        rows = []
+        for text in texts:
+            tokens = self.llama.tokenize(text.encode(), add_bos=False)[: self.max_tokens]
+            rows.append(self.llama.embed(self.llama.detokenize(tokens).decode(errors="replace")))
+        vectors = np.asarray(rows, dtype=np.float32)
+        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
@@ -112,16 +150,25 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--baseline-python", type=Path, default=DEFAULT_BASELINE)
     parser.add_argument("--threads", type=int, default=0, help="ragcli threads (0: all cores)")
+    # ablations (defaults = what make_embedder does)
+    parser.add_argument("--workers", type=int, default=None, help="llama.cpp contexts (default: one per thread)")
+    parser.add_argument("--no-flash", action="store_true", help="disable flash attention")
+    parser.add_argument("--batch-tokens", type=int, default=None, help="tokens per llama_decode")
+    parser.add_argument("--file-type", choices=["f16", "q8_0"], default=None, help="built-in GGUF type")
+    parser.add_argument("--llama-embed", action="store_true",
+                        help="measure llama-cpp-python's Llama.embed(), one chunk per call, default settings")
     args = parser.parse_args()
 
     texts = corpus_chunks(args.corpus, args.words, args.limit or None)
     home = Path(os.environ.get("RAG_HOME") or Path(tempfile.gettempdir()) / "ragcli-bench-home")
     config = load_config(overrides={"threads": args.threads}, env=dict(os.environ, RAG_HOME=str(home)))
-    embedder = make_embedder(config, progress=lambda m: print(m, file=sys.stderr))
+    embedder = build_embedder(config, args)
     lengths = [embedder.count_tokens(t) + 2 for t in texts]
     print(f"{len(texts)} chunks, word pieces mean {statistics.mean(lengths):.0f}, "
           f"median {statistics.median(lengths):.0f}, {sum(n > 256 for n in lengths)} over 256 (truncated)")
-    print(f"ragcli: {embedder.model_id}, {config.n_threads} threads, cpu_count {os.cpu_count()}")
+    workers = len(getattr(embedder, "_workers", [])) or 1
+    print(f"ragcli: {embedder.model_id}, {config.n_threads} threads in {workers} llama.cpp context(s), "
+          f"cpu_count {os.cpu_count()}")
 
     baseline = None
     workdir = Path(tempfile.mkdtemp(prefix="bench-embed-"))
