@@ -9,6 +9,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+# llama.cpp's OpenMP threads spin while waiting; on a shared 2-core machine that makes the
+# model-heavy fixtures several times slower (see ragcli/generate.py). Set before any import.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 import pytest
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
@@ -40,3 +44,30 @@ def rag_home(tmp_path, models_dir, monkeypatch) -> Path:
 
     render.reset_consoles()
     return home
+
+
+@pytest.fixture(scope="session")
+def help_vault_env(tmp_path_factory, models_dir) -> dict[str, str]:
+    """An index of the Obsidian help vault, built once per session: the env that points at it."""
+    if not VAULT.is_dir():
+        pytest.skip("../shared/corpora is not present")
+    from ragcli.config import load_config
+    from ragcli.pipeline import index
+
+    home = tmp_path_factory.mktemp("help-vault-home")
+    env = {"RAG_HOME": str(home), "RAG_MODELS_DIR": str(models_dir)}
+    report = index(load_config(env=env), [VAULT])
+    assert report.files_indexed > 100
+    return env
+
+
+@pytest.fixture(scope="session")
+def example_vault_env(tmp_path_factory, models_dir) -> dict[str, str]:
+    """An index of examples/vault, built once per session: the env that points at it."""
+    from ragcli.config import load_config
+    from ragcli.pipeline import index
+
+    home = tmp_path_factory.mktemp("example-vault-home")
+    env = {"RAG_HOME": str(home), "RAG_MODELS_DIR": str(models_dir)}
+    index(load_config(env=env), [EXAMPLES / "vault"])
+    return env
