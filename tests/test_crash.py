@@ -44,6 +44,7 @@ def edit(notes: Path, rng: random.Random, step: int) -> None:
     victim = rng.choice(files)
     with victim.open("a", encoding="utf-8") as fh:
         fh.write(f"\n## Edit {step}\n\n{paragraph(rng)}\n")
+    (notes / "daily").mkdir(exist_ok=True)
     (notes / "daily" / f"added {step:02d}.md").write_text(note_text(rng, f"Added {step}", sections=2),
                                                         encoding="utf-8")
     if len(files) > 6 and step % 2:
