@@ -356,6 +356,16 @@ def test_second_writer_is_refused_and_status_shows_the_watcher(vault, rag_home, 
     hits = wait_for(lambda: [h for h in json.loads(rag("search", "--json", "libretto").stdout)["results"]
                              if h["path"] == str(vault / "Opera.md")], DEADLINE, "a search to see it", d.proc)
     assert hits
+
+    # A save that leaves the bytes as they were costs a hash, no parse and no embedding.
+    def sync_lines():
+        return [x for x in d.text().splitlines() if " sync: " in x]
+    before = len(sync_lines())
+    travel = vault / "Travel.md"
+    travel.write_text(travel.read_text())
+    line = wait_for(lambda: next((x for x in sync_lines()[before:] if " unchanged" in x and " 0 unchanged" not in x),
+                                 None), DEADLINE, "the no-op save's sync", d.proc)
+    assert "sync: 0 indexed, 0 removed, 1 unchanged" in line, line
     assert d.terminate()[0] == 0
 
 
