@@ -90,3 +90,16 @@ def test_importing_the_cli_does_not_load_llama_cpp():
             "print([m for m in ('chromadb','llama_cpp','pypdf','watchdog') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_concurrent_callers_get_their_own_answers(embedder):
+    """The watcher and a query may embed at once: contexts are handed out one caller each."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    batches = [[f"batch {b} sentence {i} about {'gardens' if b % 2 else 'engines'}" for i in range(9)]
+               for b in range(4)]
+    expected = [embedder.embed(batch) for batch in batches]
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(embedder.embed, batches))
+    for want, have in zip(expected, got):
+        assert np.allclose(want, have, atol=1e-5)
