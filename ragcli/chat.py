@@ -28,7 +28,7 @@ def looks_like_follow_up(question: str) -> bool:
     words = query_terms(question)
     if _FOLLOW_UP_START.search(question):
         return True
-    if len(words) <= 2:
+    if len(words) <= 1:  # "Why?", "Examples?"
         return True
     return bool(_ANAPHORA.search(question)) and len(words) <= 4
 

@@ -1,0 +1,143 @@
+"""`rag chat`: follow-ups searched in context, piped questions (JSON Lines), and a real
+terminal session driven through tmux (skipped when tmux is absent)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+
+from ragcli.chat import ChatSession, looks_like_follow_up
+from ragcli.config import load_config
+
+from conftest import VAULT
+
+CALLOUTS = str(VAULT / "Editing and formatting" / "Callouts.md")
+
+
+def test_follow_up_heuristic():
+    for q in ("And how do I make it foldable?", "what about images?", "Why?", "Can I nest them?",
+              "How do I change its colour?"):
+        assert looks_like_follow_up(q), q
+    for q in ("How do I create a callout in a note?", "What is the capital of Australia?",
+              "How can I show the contents of one note inside another note?"):
+        assert not looks_like_follow_up(q), q
+
+
+def test_session_combines_follow_ups_for_retrieval(help_vault_env):
+    session = ChatSession(load_config(env={**os.environ, **help_vault_env}))
+    try:
+        first = session.ask("How do I create a callout?")
+        assert any(s.path == CALLOUTS for s in first.sources)
+        second = session.ask("And how do I make it foldable?")
+        assert session.turns[-1].retrieval_query.startswith("How do I create a callout?")
+        assert any(s.path == CALLOUTS for s in second.sources)
+        session.clear()
+        assert session.retrieval_query("And how do I make it foldable?") == ("And how do I make it foldable?", "")
+    finally:
+        session.close()
+
+
+def test_piped_chat_json_answers_each_line_in_context(help_vault_env):
+    env = {**os.environ, **help_vault_env}
+    questions = "How do I create a callout?\n\nAnd how do I make it foldable?\n"
+    proc = subprocess.run([sys.executable, "-m", "ragcli.cli", "chat", "--json", "--max-tokens", "48"],
+                          input=questions, capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    lines = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [r["question"] for r in lines] == ["How do I create a callout?", "And how do I make it foldable?"]
+    assert all(r["sources"] for r in lines)
+    assert CALLOUTS in [s["path"] for s in lines[1]["sources"]]
+
+
+def test_piped_chat_plain_text(example_vault_env):
+    env = {**os.environ, **example_vault_env}
+    proc = subprocess.run([sys.executable, "-m", "ragcli.cli", "chat", "--max-tokens", "32"],
+                          input="What espresso ratio do I use?\n", capture_output=True, text=True,
+                          env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("Q: What espresso ratio do I use?")
+    assert "Espresso.md" in proc.stdout
+
+
+# ---------------------------------------------------------------------------------------
+# A real terminal: tmux send-keys to type, capture-pane to read
+
+needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+
+
+class Tmux:
+    def __init__(self, env: dict[str, str], tmp_path):
+        self.name = f"ragchat-{uuid.uuid4().hex[:8]}"
+        self.socket = str(tmp_path / "tmux.sock")
+        envs = " ".join(f"{k}={v}" for k, v in env.items())
+        cmd = f"env {envs} {sys.executable} -m ragcli.cli chat --max-tokens 200"
+        self._tmux("new-session", "-d", "-s", self.name, "-x", "160", "-y", "50", cmd)
+
+    def _tmux(self, *args: str) -> str:
+        return subprocess.run(["tmux", "-S", self.socket, *args], capture_output=True, text=True,
+                              check=False).stdout
+
+    def keys(self, *keys: str) -> None:
+        self._tmux("send-keys", "-t", self.name, *keys)
+
+    def screen(self) -> str:
+        return self._tmux("capture-pane", "-p", "-t", self.name, "-S", "-200")
+
+    def wait_for(self, predicate, timeout: float = 120.0) -> str:
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            text = self.screen()
+            if predicate(text):
+                return text
+            time.sleep(0.2)
+        raise AssertionError(f"timed out; screen was:\n{self.screen()}")
+
+    def alive(self) -> bool:
+        return subprocess.run(["tmux", "-S", self.socket, "has-session", "-t", self.name],
+                              capture_output=True).returncode == 0
+
+    def kill(self) -> None:
+        self._tmux("kill-server")
+
+
+@needs_tmux
+def test_terminal_session_stream_interrupt_history_exit(help_vault_env, tmp_path):
+    tmux = Tmux(help_vault_env, tmp_path)
+    try:
+        tmux.wait_for(lambda s: "› " in s, 60)
+        tmux.keys("How do I make a callout foldable?", "Enter")
+        screen = tmux.wait_for(lambda s: "Sources:" in s)
+        assert "Callouts.md" in screen
+        tmux.wait_for(lambda s: s.rstrip().endswith("›"))
+        # a second question, interrupted while it streams: the session goes on
+        tmux.keys("Explain in detail everything about embedding files and images", "Enter")
+        tmux.wait_for(lambda s: s.count("Sources:") == 1 and s.rstrip().splitlines()[-1].strip()
+                      not in ("›", "") and "Explain in detail" not in s.rstrip().splitlines()[-1], 120)
+        tmux.keys("C-c")
+        screen = tmux.wait_for(lambda s: "(stopped)" in s, 30)
+        tmux.wait_for(lambda s: s.rstrip().endswith("›"), 30)
+        assert tmux.alive()
+        # /sources lists the last finished answer's sources
+        tmux.keys("/sources", "Enter")
+        tmux.wait_for(lambda s: s.count("Callouts.md") >= 2, 30)
+        # Up arrow recalls the previous line (readline history)
+        tmux.keys("Up")
+        tmux.wait_for(lambda s: s.rstrip().splitlines()[-1].endswith("/sources"), 10)
+        tmux.keys("C-u")
+        # Ctrl-D leaves, and the history was written under the data dir
+        tmux.keys("C-d")
+        deadline = time.time() + 20
+        while tmux.alive() and time.time() < deadline:
+            time.sleep(0.2)
+        assert not tmux.alive()
+        history = (load_config(env={**os.environ, **help_vault_env}).data_dir / "chat_history").read_text()
+        assert "How do I make a callout foldable?" in history
+    finally:
+        tmux.kill()
