@@ -203,8 +203,10 @@ def test_obsidian_help_vault(vault_home, capsys, monkeypatch):
 def test_pdf_corpus(capsys):
     code, report = run_json(capsys, "index", str(PDFS), "--json")
     assert code == 0
-    assert report["files_indexed"] == 5  # four papers + the AES file that opens with an empty password
+    # four papers, the AES file that opens with an empty password, and the folder's MANIFEST.md
+    assert report["files_indexed"] == 6
     reasons = {Path(f["path"]).name: f["reason"] for f in report["files_failed"]}
+    assert len(reasons) == 3
     assert "encrypted" in reasons["tricky_encrypted_userpassword.pdf"]
     assert "no text layer" in reasons["tricky_scanned_no_text_layer.pdf"]
     assert "tricky_malformed_xref.pdf" in reasons
