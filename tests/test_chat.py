@@ -107,29 +107,35 @@ class Tmux:
         self._tmux("kill-server")
 
 
+def _prompt_ready(screen: str) -> bool:
+    return screen.rstrip().endswith("›")
+
+
 @needs_tmux
-def test_terminal_session_stream_interrupt_history_exit(help_vault_env, tmp_path):
-    tmux = Tmux(help_vault_env, tmp_path)
+def test_terminal_session_stream_interrupt_history_exit(example_vault_env, tmp_path):
+    tmux = Tmux({**example_vault_env, "OMP_WAIT_POLICY": "PASSIVE"}, tmp_path)
     try:
-        tmux.wait_for(lambda s: "› " in s, 60)
-        tmux.keys("How do I make a callout foldable?", "Enter")
-        screen = tmux.wait_for(lambda s: "Sources:" in s)
-        assert "Callouts.md" in screen
-        tmux.wait_for(lambda s: s.rstrip().endswith("›"))
-        # a second question, interrupted while it streams: the session goes on
-        tmux.keys("Explain in detail everything about embedding files and images", "Enter")
-        tmux.wait_for(lambda s: s.count("Sources:") == 1 and s.rstrip().splitlines()[-1].strip()
-                      not in ("›", "") and "Explain in detail" not in s.rstrip().splitlines()[-1], 120)
+        tmux.wait_for(_prompt_ready, 60)
+        tmux.keys("What espresso ratio do I use?", "Enter")
+        screen = tmux.wait_for(lambda s: "Sources:" in s and _prompt_ready(s))
+        assert "Espresso.md" in screen
+        # a long answer, interrupted while it streams: the session goes on
+        tmux.keys("Explain in detail everything about espresso, milk, grinders and pour over", "Enter")
+
+        def streaming(s: str) -> bool:
+            tail = s.rstrip().split("Explain in detail everything", 1)[-1]
+            return len(tail.split("\n", 1)[-1].strip()) > 20  # answer text after the question line
+
+        tmux.wait_for(streaming, 120)
         tmux.keys("C-c")
-        screen = tmux.wait_for(lambda s: "(stopped)" in s, 30)
-        tmux.wait_for(lambda s: s.rstrip().endswith("›"), 30)
+        screen = tmux.wait_for(lambda s: "(stopped)" in s and _prompt_ready(s), 30)
         assert tmux.alive()
         # /sources lists the last finished answer's sources
         tmux.keys("/sources", "Enter")
-        tmux.wait_for(lambda s: s.count("Callouts.md") >= 2, 30)
+        tmux.wait_for(lambda s: s.count("Espresso.md") >= 2 and _prompt_ready(s), 30)
         # Up arrow recalls the previous line (readline history)
         tmux.keys("Up")
-        tmux.wait_for(lambda s: s.rstrip().splitlines()[-1].endswith("/sources"), 10)
+        tmux.wait_for(lambda s: s.rstrip().endswith("/sources"), 10)
         tmux.keys("C-u")
         # Ctrl-D leaves, and the history was written under the data dir
         tmux.keys("C-d")
@@ -137,7 +143,7 @@ def test_terminal_session_stream_interrupt_history_exit(help_vault_env, tmp_path
         while tmux.alive() and time.time() < deadline:
             time.sleep(0.2)
         assert not tmux.alive()
-        history = (load_config(env={**os.environ, **help_vault_env}).data_dir / "chat_history").read_text()
-        assert "How do I make a callout foldable?" in history
+        history = (load_config(env={**os.environ, **example_vault_env}).data_dir / "chat_history").read_text()
+        assert "What espresso ratio do I use?" in history
     finally:
         tmux.kill()
