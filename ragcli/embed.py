@@ -6,13 +6,14 @@ box (figures in its docstring); what mattered, biggest first:
 - one single-threaded llama.cpp context per core, sharing the model's weights, fed from a
   thread pool (ctypes releases the GIL during ``llama_decode``). One context with two
   threads synchronises at a barrier after every op; on a busy machine the thread that
-  waits spins while its partner is descheduled, and it ran 4-7x slower than this;
-- flash attention (about 1.5x here): no F32 KQ matrix, no separate softmax pass;
+  waits spins while its partner is descheduled, and it ran 2.5-6x slower than this;
+- flash attention (1.6x with one chunk per call, 2.5x with packing): no F32 KQ matrix,
+  no separate softmax pass, and masked cross-sequence pairs are skipped;
 - chunks sorted by length and packed by token count (up to 512 per decode, distinct
-  seq_ids, llama.cpp masks attention across them): short texts share a call, and a
-  ~200-token chunk mostly goes alone, because ~200 tokens already keep the matmuls busy
-  while attention over a packed micro-batch grows with its square (2,048-token batches
-  were 25-75% slower).
+  seq_ids, llama.cpp masks attention across them): short texts share a call, while
+  ~200-token chunks go one or two per call: ~200 tokens already keep the matmuls busy,
+  and attention over a packed micro-batch grows with its square (2,048-token batches
+  were 30-40% slower).
 
 ``import llama_cpp`` happens inside functions only: ``import ragcli.cli`` must stay fast.
 """
