@@ -506,7 +506,7 @@ def test_acceptance_on_the_obsidian_help_vault(tmp_path, rag_home, daemons):
         assert reader.keyword_paths("xylocarp") == set()
 
         # 2. A moved folder.
-        old_dir, new_dir = vault / "Attachments", vault / "Archive" / "Attachments"
+        old_dir, new_dir = vault / "Obsidian Publish", vault / "Archive" / "Publish"
         moved = sorted(str(p.relative_to(old_dir)) for p in old_dir.rglob("*.md"))
         assert moved
         new_dir.parent.mkdir()
