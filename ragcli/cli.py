@@ -36,8 +36,9 @@ def _report(exc: BaseException) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; return (and exit with) the process exit code."""
     try:
-        app(args=argv, standalone_mode=False)
-        code = 0
+        # Without standalone mode, click *returns* the code of a typer.Exit instead of raising.
+        returned = app(args=argv, standalone_mode=False)
+        code = returned if isinstance(returned, int) else 0
     except KeyboardInterrupt:
         sys.stderr.write("Interrupted.\n")
         code = int(ExitCode.INTERRUPTED)

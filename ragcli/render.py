@@ -61,8 +61,19 @@ def reset_consoles() -> None:
     err.cache_clear()
 
 
+_C1 = re.compile(r"[\x80-\x9f]")
+
+
+def to_json(obj: Any) -> str:
+    """JSON text that is safe on a terminal: json escapes C0 controls but not C1 ones
+    (U+009B acts as CSI on some terminals), so those are escaped here; they can only
+    occur inside strings, where \\u escapes are valid."""
+    text = json.dumps(obj, ensure_ascii=False, default=str)
+    return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def print_json(obj: Any) -> None:
-    sys.stdout.write(json.dumps(obj, ensure_ascii=False, default=str) + "\n")
+    sys.stdout.write(to_json(obj) + "\n")
     sys.stdout.flush()
 
 
