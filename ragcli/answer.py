@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .config import Config
-from .generate import Generator, OnToken, fit_prompt, query_terms
+from .generate import Generator, OnToken
+from .prompt import fit_prompt, query_terms
 from .types import Hit
 
 NOT_COVERED = "Your notes don't seem to cover this."

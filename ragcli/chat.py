@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 
 from .answer import Answer, answer
 from .config import Config
-from .generate import Generator, OnToken, query_terms
+from .generate import Generator, OnToken
+from .prompt import query_terms
 
 _FOLLOW_UP_START = re.compile(
     r"^\s*(and|but|also|so|then|or|what about|how about|and what|same for|why|"

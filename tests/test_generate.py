@@ -16,8 +16,8 @@ import pytest
 
 from ragcli.answer import CitationFilter, attribute, check_citations, relevant
 from ragcli.errors import ModelError
-from ragcli.generate import (LlamaGenerator, OpenAIGenerator, fit_prompt, make_generator,
-                             trim_text)
+from ragcli.generate import LlamaGenerator, OpenAIGenerator, make_generator
+from ragcli.prompt import fit_prompt, trim_text
 from ragcli.models import builtin_llm_path
 from ragcli.types import Chunk, Hit
 
