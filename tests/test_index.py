@@ -175,25 +175,18 @@ def test_filters_apply_inside_the_search(vault, capsys):
 
 # -- the real corpora (skipped when ../shared is absent) ----------------------------------
 
-@pytest.fixture(scope="module")
-def vault_home(tmp_path_factory, models_dir):
-    home = tmp_path_factory.mktemp("vault-home")
-    env = {"RAG_HOME": str(home), "RAG_MODELS_DIR": str(models_dir)}
-    return home, env
-
-
 @needs_corpora
-def test_obsidian_help_vault(vault_home, capsys, monkeypatch):
-    home, env = vault_home
-    for key, value in env.items():
+def test_obsidian_help_vault(help_vault_env, capsys, monkeypatch):
+    # help_vault_env indexed the vault once for the whole session (shared with ask/chat tests).
+    for key, value in help_vault_env.items():
         monkeypatch.setenv(key, value)
-    code, report = run_json(capsys, "index", str(VAULT), "--json")
-    assert code == 0
     notes = sorted(p for p in VAULT.rglob("*.md"))
-    assert report["files_indexed"] == len(notes) == 173
-    assert report["files_failed"] == []
+    code, status = run_json(capsys, "status", "--json")
+    assert code == 0 and status["files"] == len(notes) == 173
     code, again = run_json(capsys, "index", "--json")
-    assert again["files_indexed"] == 0 and again["chunks_added"] == 0
+    assert code == 0
+    assert again["files_indexed"] == 0 and again["chunks_added"] == 0 and again["files_failed"] == []
+    assert again["files_unchanged"] == 173
     _, res = run_json(capsys, "search", "how can I show the contents of one note inside another",
                       "--json", "-k", "5")
     assert str(VAULT / "Linking notes and files" / "Embed files.md") in paths_of(res)
