@@ -144,7 +144,10 @@ def _sections(title: str, lines: list[str], block: _Block, body_start: int) -> l
             body = lines[start:end]
         if end <= start:
             continue
-        path = (title,) + tuple(h for _, h in stack)
+        heads = [h for _, h in stack]
+        if heads and heads[0].casefold() == title.casefold():
+            heads = heads[1:]  # an H1 that repeats the title would read "Note > Note > Section"
+        path = (title, *heads)
         sections.append(Section(path, "\n".join(body), body_start + start + 1, body_start + end))
     return sections
 
