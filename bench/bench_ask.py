@@ -90,15 +90,15 @@ def config_for_vault():
 
 
 def run_config(config, name: str, questions, *, naive: bool) -> list[dict]:
-    from ragcli import generate
+    from ragcli import generate, prompt
     from ragcli.answer import answer, answer_from_hits
     from ragcli.retrieve import search
 
     rows = []
     cache_dir = None if naive else Path(config.data_dir) / "cache"
-    saved = (generate.SOURCE_TOKENS, generate.CONTEXT_TOKENS, generate.MAX_SOURCES)
+    saved = (prompt.SOURCE_TOKENS, prompt.CONTEXT_TOKENS, prompt.MAX_SOURCES)
     if naive:
-        generate.SOURCE_TOKENS, generate.CONTEXT_TOKENS, generate.MAX_SOURCES = 10_000, 100_000, 5
+        prompt.SOURCE_TOKENS, prompt.CONTEXT_TOKENS, prompt.MAX_SOURCES = 10_000, 100_000, 5
     try:
         for question, expected in questions:
             from ragcli.models import resolve_llm_model
@@ -124,7 +124,7 @@ def run_config(config, name: str, questions, *, naive: bool) -> list[dict]:
                          "cited": bool(result.cited), "sources": len(result.sources),
                          "prefix_cached": gen.prefix_cached})
     finally:
-        generate.SOURCE_TOKENS, generate.CONTEXT_TOKENS, generate.MAX_SOURCES = saved
+        prompt.SOURCE_TOKENS, prompt.CONTEXT_TOKENS, prompt.MAX_SOURCES = saved
     return rows
 
 
