@@ -222,3 +222,10 @@ def test_whole_obsidian_help_vault_parses() -> None:
     block = next(s for s in embed.sections if s.heading_path[-1] == "Internal links")
     assert "network of knowledge" in block.text  # ![[Internal links#^b15695]] resolved
     assert str(VAULT / "Linking notes and files" / "Internal links.md") in embed.embeds
+
+
+def test_an_h1_repeating_the_title_is_not_repeated_in_the_heading_path(tmp_path):
+    note = tmp_path / "Pour over.md"
+    note.write_text("# Pour over\n\nMy recipe.\n\n## Steps\n\nBloom for 45 seconds.\n")
+    doc = parse_markdown(note.read_text(), note)
+    assert [s.heading_path for s in doc.sections if s.text.strip()] == [("Pour over",), ("Pour over", "Steps")]

@@ -148,10 +148,10 @@ def test_parse_file_shared_parser(tmp_path: Path) -> None:
     path = tmp_path / "p.pdf"
     path.write_bytes(make_pdf([text_page("shared")]))
     note = tmp_path / "n.md"
-    note.write_text("# N\n\nnote text\n")
+    note.write_text("# Heading\n\nnote text\n")
     config = load_config()
     try:
         assert parse_file(path, config).sections[0].page == 1
-        assert parse_file(note, config).sections[0].heading_path == ("n", "N")
+        assert parse_file(note, config).sections[0].heading_path == ("n", "Heading")
     finally:
         close()
