@@ -78,6 +78,32 @@ class Generator(Protocol):
 # llama.cpp in-process
 
 
+class _Collector:
+    """What both backends do with a streamed piece: keep it, time the first, pass it on."""
+
+    def __init__(self, on_token: OnToken | None):
+        self.on_token = on_token
+        self.start = time.perf_counter()
+        self.first: float | None = None
+        self.parts: list[str] = []
+
+    def add(self, piece: str) -> None:
+        if not piece:
+            return
+        if self.first is None:
+            self.first = time.perf_counter() - self.start
+        self.parts.append(piece)
+        if self.on_token is not None:
+            self.on_token(piece)
+
+    @property
+    def text(self) -> str:
+        return "".join(self.parts)
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.start
+
+
 class LlamaGenerator:
     """llama.cpp through llama-cpp-python. Loads lazily; ``start_loading`` loads in a thread."""
 
@@ -186,9 +212,7 @@ class LlamaGenerator:
         if n_prompt >= self.n_ctx:
             raise ModelError(f"prompt of {n_prompt} tokens does not fit the {self.n_ctx}-token "
                              "context window", hint="Raise it with --ctx, or lower -k.")
-        start = time.perf_counter()
-        first: float | None = None
-        parts: list[str] = []
+        out = _Collector(on_token)
         finish = None
         try:
             stream = llm.create_chat_completion(
@@ -196,20 +220,14 @@ class LlamaGenerator:
                 repeat_penalty=REPEAT_PENALTY, stop=STOP, stream=True, seed=0)
             for chunk in stream:
                 choice = chunk["choices"][0]
-                piece = choice.get("delta", {}).get("content") or ""
+                out.add(choice.get("delta", {}).get("content") or "")
                 finish = choice.get("finish_reason") or finish
-                if piece:
-                    if first is None:
-                        first = time.perf_counter() - start
-                    parts.append(piece)
-                    if on_token is not None:
-                        on_token(piece)
         except ValueError as exc:  # llama-cpp-python's overlong-prompt error, as a last line
             raise ModelError(f"generation failed: {exc}",
                              hint="Raise the context with --ctx, or lower -k.") from None
-        text = "".join(parts)
+        text = out.text
         n_completion = len(llm.tokenize(text.encode("utf-8"), add_bos=False, special=False)) if text else 0
-        return Generation(text, n_prompt, n_completion, first, time.perf_counter() - start, finish)
+        return Generation(text, n_prompt, n_completion, out.first, out.elapsed(), finish)
 
     def close(self) -> None:
         if self._thread is not None:
@@ -351,9 +369,7 @@ class OpenAIGenerator:
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
         path = (self._parts.path or "") + "/chat/completions"
-        start = time.perf_counter()
-        first: float | None = None
-        parts: list[str] = []
+        out = _Collector(on_token)
         usage: dict = {}
         finish = None
         conn = self._connection()
@@ -380,22 +396,16 @@ class OpenAIGenerator:
                     raise ModelError(f"generation server error: {data['error']}")
                 usage = data.get("usage") or usage
                 for choice in data.get("choices") or []:
-                    piece = (choice.get("delta") or {}).get("content") or ""
+                    out.add((choice.get("delta") or {}).get("content") or "")
                     finish = choice.get("finish_reason") or finish
-                    if piece:
-                        if first is None:
-                            first = time.perf_counter() - start
-                        parts.append(piece)
-                        if on_token is not None:
-                            on_token(piece)
         except (OSError, http.client.HTTPException) as exc:
             raise ModelError(f"the generation server dropped the answer: {exc}") from None
         finally:
             conn.close()
-        text = "".join(parts)
+        text = out.text
         return Generation(text, int(usage.get("prompt_tokens") or self.count_tokens(messages)),
                           int(usage.get("completion_tokens") or self.count_text(text) if text else 0),
-                          first, time.perf_counter() - start, finish)
+                          out.first, out.elapsed(), finish)
 
     def close(self) -> None:
         pass

@@ -12,7 +12,6 @@ no re-embedding. The manifest is always the truth.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -375,6 +374,3 @@ def vectors_open_in_child(path: Path, timeout: float = 60.0) -> bool:
         return False
     return proc.returncode == 0 and proc.stdout.strip().endswith("ok")
 
-
-def load_json_list(raw: str | None) -> list:
-    return json.loads(raw) if raw else []
