@@ -78,14 +78,16 @@ class _Server:
                 self.end_headers()
                 if outer.drop_after is not None:
                     cut, outer.drop_after = outer.drop_after, None
-                    self.wfile.write(body[:cut])
+                    # Counted before the write: the client may finish reading before this
+                    # thread runs again, and the test reads the count right after.
                     outer.bytes_sent += cut
+                    self.wfile.write(body[:cut])
                     self.wfile.flush()
                     self.close_connection = True
                     self.connection.shutdown(2)
                     return
-                self.wfile.write(body)
                 outer.bytes_sent += len(body)
+                self.wfile.write(body)
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.port = self.httpd.server_address[1]
