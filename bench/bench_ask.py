@@ -90,8 +90,9 @@ def config_for_vault():
 
 
 def run_config(config, name: str, questions, *, naive: bool) -> list[dict]:
-    from ragcli import generate, prompt
-    from ragcli.answer import answer, answer_from_hits
+    from ragcli import generate
+    from ragcli.generate import prompt
+    from ragcli.pipeline.answer import answer, answer_from_hits
     from ragcli.retrieve import search
 
     rows = []
@@ -101,7 +102,7 @@ def run_config(config, name: str, questions, *, naive: bool) -> list[dict]:
         prompt.SOURCE_TOKENS, prompt.CONTEXT_TOKENS, prompt.MAX_SOURCES = 10_000, 100_000, 5
     try:
         for question, expected in questions:
-            from ragcli.models import resolve_llm_model
+            from ragcli.models.resolve import resolve_llm_model
 
             started = time.perf_counter()
             gen = generate.LlamaGenerator(resolve_llm_model(config).path, n_ctx=config.n_ctx,
@@ -130,8 +131,8 @@ def run_config(config, name: str, questions, *, naive: bool) -> list[dict]:
 
 def machine_speed(config) -> float:
     """Prompt tokens/s of the default model right now: the yardstick for this run's TTFTs."""
-    from ragcli.generate import LlamaGenerator
-    from ragcli.models import resolve_llm_model
+    from ragcli.generate.llama import LlamaGenerator
+    from ragcli.models.resolve import resolve_llm_model
 
     gen = LlamaGenerator(resolve_llm_model(config).path, n_ctx=1024, n_threads=config.n_threads)
     llm = gen.llm
@@ -174,7 +175,7 @@ def bench_ttft(config, repeat: int) -> None:
 
 
 def bench_calibrate(config) -> None:
-    from ragcli import answer as A
+    from ragcli.pipeline import answer as A
     from ragcli.retrieve import Searcher
 
     searcher = Searcher(config)
@@ -197,7 +198,7 @@ def bench_calibrate(config) -> None:
 
 
 def bench_follow_ups(config) -> None:
-    from ragcli.chat import ChatSession
+    from ragcli.pipeline.chat import ChatSession
     from ragcli.retrieve import Searcher
 
     searcher = Searcher(config)
@@ -205,7 +206,7 @@ def bench_follow_ups(config) -> None:
     print(f"{'plain':>5} {'comb.':>5}  follow-up (rank of the expected note in the top 5; - = absent)")
     better = 0
     for first, follow, expected in FOLLOW_UPS:
-        from ragcli.chat import Turn
+        from ragcli.pipeline.chat import Turn
 
         session.turns = [Turn(first, first, None)]
         combined, _ = ChatSession.retrieval_query(session, follow)

@@ -45,7 +45,7 @@ def main() -> None:
         sys.exit(f"no vault at {opts.vault}")
 
     from test_crash import edit
-    from test_verify import index_state
+    from helpers import index_state
 
     base = Path(tempfile.mkdtemp(prefix="ragcli-crash-"))
     notes, home, clean = base / "vault", base / "home", base / "clean"

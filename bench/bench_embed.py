@@ -45,8 +45,10 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from ragcli.config import load_config  # noqa: E402
-from ragcli.embed import MINILM_MAX_TOKENS, LlamaEmbedder, make_embedder, model_id_for  # noqa: E402
-from ragcli.models import convert_builtin_embed, embed_source_dir, resolve_embed_model  # noqa: E402
+from ragcli.embed import make_embedder, model_id_for  # noqa: E402
+from ragcli.embed.builtin import convert_builtin_embed, resolve_embed_model  # noqa: E402
+from ragcli.embed.llama import MINILM_MAX_TOKENS, LlamaEmbedder  # noqa: E402
+from ragcli.models.packages import embed_source_dir  # noqa: E402
 
 DEFAULT_CORPUS = REPO.parent / "shared" / "corpora" / "obsidian-help" / "en"
 DEFAULT_BASELINE = Path(os.environ.get("RAG_BENCH_PYTHON", REPO / ".venv-bench" / "bin" / "python"))
@@ -139,7 +141,7 @@ class LlamaCppPythonEmbed:
     """What one writes with llama-cpp-python's high-level API: Llama.embed per chunk."""
 
     def __init__(self, path: Path, max_tokens: int):
-        from ragcli.models import load_llama_cpp
+        from ragcli.models.llama import load_llama_cpp
 
         self.llama = load_llama_cpp().Llama(str(path), embedding=True, n_ctx=512, verbose=False)
         self.model_id = f"llama-cpp-python Llama.embed ({self.llama.n_threads} threads)"

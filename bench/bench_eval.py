@@ -7,7 +7,7 @@ query latency on the Obsidian vault.
 
 Tuning rule (so the figures are honest): the first ``--dev`` judged queries (qrels order)
 are the development split, the only ones looked at while choosing fusion settings; the
-rest are reported apart as held out. The eval index is cached (see ragcli.eval), so only
+rest are reported apart as held out. The eval index is cached (see ragcli.maintenance.eval), so only
 the first run pays for embedding. Nothing here asserts on time: it prints figures.
 """
 
@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 SHARED = ROOT.parent / "shared" / "corpora"
 
 from ragcli.config import load_config  # noqa: E402
-from ragcli.eval import evaluate, load_beir  # noqa: E402
+from ragcli.maintenance.eval import evaluate, load_beir  # noqa: E402
 from ragcli.retrieve import Fusion, Searcher  # noqa: E402
 
 VARIANTS = [  # (label, mode, fusion)
@@ -104,7 +104,7 @@ def bench_vault(vault: Path, repeats: int, home: Path | None = None) -> None:
     else:
         config = load_config({"data_dir": str(home)})
     searcher = Searcher(config)
-    files, chunks = searcher.index.manifest.counts()
+    files, chunks = searcher.index.counts()
     print(f"index {config.index_dir}: {files} files, {chunks} chunks")
     try:
         searcher.search("warm up", k=10, mode="hybrid")

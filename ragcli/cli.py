@@ -6,6 +6,7 @@ place where a RagError becomes "Error: ..." plus a hint on stderr and its exit c
 
 from __future__ import annotations
 
+import os
 import sys
 
 from .app import app, state
@@ -13,8 +14,12 @@ from .errors import ExitCode, RagError
 
 # Importing a command module registers its commands on ``app``.
 from .commands import index as _index  # noqa: F401,E402
+from .commands import search as _search  # noqa: F401,E402
+from .commands import status as _status  # noqa: F401,E402
 from .commands import ask as _ask  # noqa: F401,E402
+from .commands import chat as _chat  # noqa: F401,E402
 from .commands import models as _models  # noqa: F401,E402
+from .commands import doctor as _doctor  # noqa: F401,E402
 from .commands import eval as _eval  # noqa: F401,E402
 from .commands import verify as _verify  # noqa: F401,E402
 from .commands import watch as _watch  # noqa: F401,E402
@@ -35,6 +40,10 @@ def _report(exc: BaseException) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; return (and exit with) the process exit code."""
+    # The index and the models cache hold the user's notes: whatever this program creates
+    # (Chroma's files included) is owner-only. A process-wide setting, so the program sets it,
+    # not the library.
+    os.umask(0o077)
     try:
         # Without standalone mode, click *returns* the code of a typer.Exit instead of raising.
         returned = app(args=argv, standalone_mode=False)

@@ -90,6 +90,12 @@ class VerifyFailed(RagError):
     hint = "Fix them with: rag verify --repair"
 
 
+class Cancelled(RagError):
+    """A stop was asked for (Ctrl-C, SIGTERM) and the work ended at a safe point."""
+
+    exit_code = ExitCode.INTERRUPTED
+
+
 class DownloadError(RagError):
     """A model download failed or did not match its checksum."""
 

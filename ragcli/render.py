@@ -89,44 +89,91 @@ def info(message: str) -> None:
     err().print(clean(message), style="dim")
 
 
-def progress(total: int | None = None, description: str = "", unit: str = "files"):
-    """A progress bar on stderr when it is a terminal, else a no-op with the same interface."""
-    if not stderr_is_terminal():
-        return _NoProgress()
-    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                               TimeElapsedColumn, TimeRemainingColumn)
-
-    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                   TextColumn("{task.fields[extra]}"), TimeElapsedColumn(), TextColumn("eta"),
-                   TimeRemainingColumn(), console=err(), transient=True)
-    return _RichProgress(bar, total, description)
+def progress_reporter():
+    """A context manager giving the one progress callback every stage takes (``ProgressFn``):
+    messages become dim lines on stderr, counted tasks a bar (on a terminal only)."""
+    return _Reporter()
 
 
-class _NoProgress:
+class _Reporter:
+    def __init__(self):
+        self.bar = None
+        self.task = ""
+        self.terminal = stderr_is_terminal()
+
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
+        self._close()
         return False
 
-    def update(self, advance: int = 0, total: int | None = None, extra: str = "") -> None:
-        pass
+    def _close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+            self.bar = None
+
+    def _open(self, event) -> None:
+        from rich.progress import (BarColumn, DownloadColumn, MofNCompleteColumn, Progress, TextColumn,
+                                   TimeElapsedColumn, TimeRemainingColumn, TransferSpeedColumn)
+
+        self._close()
+        self.task = event.task
+        if event.task == "Downloading":
+            columns = [TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
+                       TransferSpeedColumn(), TimeRemainingColumn()]
+        else:
+            columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                       TextColumn("{task.fields[note]}"), TimeElapsedColumn(), TextColumn("eta"),
+                       TimeRemainingColumn()]
+        self.bar = Progress(*columns, console=err(), transient=True)
+        self.bar.start()
+        self.bar_task = self.bar.add_task(clean(event.task), total=event.total, note="")
+
+    def __call__(self, event) -> None:
+        if event.message:
+            info(event.message)
+            return
+        if not self.terminal or (not event.total and event.task != "Downloading"):
+            return
+        if self.bar is None or event.task != self.task:
+            self._open(event)
+        self.bar.update(self.bar_task, completed=event.done, total=event.total, note=clean(event.note))
 
 
-class _RichProgress:
-    def __init__(self, bar, total, description):
-        self.bar, self.total, self.description = bar, total, description
+# -- how results read ------------------------------------------------------------------------
 
-    def __enter__(self):
-        self.bar.__enter__()
-        self.task = self.bar.add_task(self.description, total=self.total, extra="")
-        return self
 
-    def __exit__(self, *exc):
-        return self.bar.__exit__(*exc)
+def display_path(path: str) -> str:
+    """A path as the user would type it: relative to the current folder or ~ when under them."""
+    from pathlib import Path
 
-    def update(self, advance: int = 0, total: int | None = None, extra: str = "") -> None:
-        kwargs: dict[str, Any] = {"advance": advance, "extra": extra}
-        if total is not None:
-            kwargs["total"] = total
-        self.bar.update(self.task, **kwargs)
+    p = Path(path)
+    for base, prefix in ((Path.cwd(), ""), (Path.home(), "~/")):
+        try:
+            return prefix + str(p.relative_to(base))
+        except ValueError:
+            continue
+    return path
+
+
+def location(chunk) -> str:
+    """`path:lines › heading (p. N)`: where a passage came from, as people cite it."""
+    where = f"{chunk.path}:{chunk.line_start}-{chunk.line_end}"
+    if chunk.heading:
+        where += f" › {chunk.heading}"
+    if chunk.page:
+        where += f" (p. {chunk.page})"
+    return where
+
+
+def source_line(source) -> str:
+    """`[n] path:lines › heading (p. N)`"""
+    lines = (f"{source.line_start}" if source.line_start == source.line_end
+             else f"{source.line_start}-{source.line_end}")
+    text = f"[{source.n}] {display_path(source.path)}:{lines}"
+    if source.heading:
+        text += f" › {source.heading.replace(' > ', ' › ')}"
+    if source.page:
+        text += f" (p. {source.page})"
+    return clean(text)

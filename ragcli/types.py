@@ -6,6 +6,7 @@ Stage functions are verbs (discover, parse, chunk, embed, retrieve, generate) ov
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,7 @@ class Document:
     links: tuple[str, ...] = ()  # wikilink targets, for reference
     embeds: tuple[str, ...] = ()  # absolute paths of notes embedded (![[...]]), for re-indexing
     warnings: list[str] = field(default_factory=list)  # e.g. "read as Latin-1"
+    sha256: str = ""  # of the exact bytes parsed (set by ingest.read)
 
 
 @dataclass(frozen=True)
@@ -66,8 +68,63 @@ class Hit:
     vector_score: float | None = None  # cosine similarity, when the vector side saw it
     keyword_score: float | None = None  # bm25 (higher is better), when the keyword side saw it
 
+    def to_json(self) -> dict[str, Any]:
+        c = self.chunk
+        return {"rank": self.rank, "path": c.path, "title": c.title, "heading": c.heading,
+                "line_start": c.line_start, "line_end": c.line_end, "page": c.page,
+                "score": round(self.score, 6), "vector_score": self.vector_score,
+                "keyword_score": self.keyword_score, "text": c.text}
+
 
 @dataclass
 class FileFailure:
     path: str
     reason: str
+
+
+@dataclass
+class Source:
+    """A numbered source as listed after the answer and in the JSON contract."""
+
+    n: int
+    path: str
+    title: str
+    heading: str
+    line_start: int
+    line_end: int
+    page: int | None
+    score: float
+
+    @classmethod
+    def from_hit(cls, n: int, hit: Hit) -> Source:
+        c = hit.chunk
+        return cls(n, c.path, c.title, c.heading, c.line_start, c.line_end, c.page, hit.score)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"n": self.n, "path": self.path, "title": self.title, "heading": self.heading,
+                "line_start": self.line_start, "line_end": self.line_end, "page": self.page}
+
+
+@dataclass
+class Answer:
+    question: str
+    text: str
+    sources: list[Source]  # empty when the notes do not cover the question
+    model: str
+    timings: dict[str, float | None]  # retrieve_s, first_token_s, total_s (from the call)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    covered: bool = True
+    cited: list[int] = field(default_factory=list)  # source numbers the answer cites
+    removed_citations: list[str] = field(default_factory=list)  # e.g. ["[7]"]: no such source
+    attributed: bool = False  # the model cited nothing; citations added by word overlap
+    retrieval_query: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"question": self.question, "answer": self.text,
+                "sources": [s.to_json() for s in self.sources], "model": self.model,
+                "timings": {k: (round(v, 3) if isinstance(v, float) else v)
+                            for k, v in self.timings.items()},
+                "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+                "cited": self.cited, "removed_citations": self.removed_citations,
+                "citations_attributed": self.attributed}

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from ragcli.answer import NOT_COVERED
+from ragcli.pipeline.answer import NOT_COVERED
 from ragcli.cli import main
 
 from conftest import VAULT

@@ -13,7 +13,7 @@ import uuid
 
 import pytest
 
-from ragcli.chat import ChatSession, looks_like_follow_up
+from ragcli.pipeline.chat import ChatSession, looks_like_follow_up
 from ragcli.config import load_config
 
 from conftest import VAULT

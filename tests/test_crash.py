@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from conftest import VAULT
-from test_verify import (clean_build, index_state, note_text, ok, paragraph, rag, rag_popen, verify_json,
-                         write_vault)
+from helpers import (clean_build, index_state, note_text, ok, paragraph, rag, rag_popen, verify_json,
+                     write_vault)
 
 
 def kill_after(proc: subprocess.Popen, delay: float) -> bool:
@@ -112,7 +112,7 @@ def big_note(path: Path, sections: int, seed: int = 3) -> None:
 
 
 def test_kills_between_the_batches_of_a_big_note_keep_their_progress(tmp_path):
-    from ragcli.pipeline import FLUSH_CHUNKS
+    from ragcli.pipeline.indexing import FLUSH_CHUNKS
 
     notes = tmp_path / "notes"
     notes.mkdir()
@@ -139,8 +139,13 @@ def test_kills_between_the_batches_of_a_big_note_keep_their_progress(tmp_path):
 
 
 def test_a_note_half_written_at_the_crash_is_picked_up_next_run(tmp_path):
+    from ragcli.pipeline.indexing import FLUSH_CHUNKS
+
     rng = random.Random(5)
     notes = write_vault(tmp_path / "notes", notes=10, seed=5)
+    # a long note, indexed after the one being written (paths are indexed in sorted order): the
+    # run is still embedding it when the kill comes, however fast the machine
+    big_note(notes / "projects" / "zz long.md", sections=FLUSH_CHUNKS * 4)
     home = tmp_path / "home"
     full = note_text(rng, "Being written", sections=12, paragraphs=3)
     target = notes / "ideas" / "being written.md"
@@ -148,9 +153,13 @@ def test_a_note_half_written_at_the_crash_is_picked_up_next_run(tmp_path):
     proc = rag_popen("index", notes, home=home)
     # the editor keeps writing while the index runs; the index is killed in the middle
     for cut in (len(full) // 2, 2 * len(full) // 3):
-        time.sleep(1.5)
+        time.sleep(0.5)
         target.write_text(full[:cut], encoding="utf-8")
-    kill_after(proc, 2.0)
+    # the kill lands inside the run: once it has committed vectors of the long note, not after it ended
+    _wait_for(lambda: proc.poll() is not None or _cached_vectors(home) > 0, 300)
+    assert proc.poll() is None, ("the run ended before the kill", proc.returncode, proc.stderr.read()[-3000:])
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
     target.write_text(full, encoding="utf-8")
     assert_like_clean_build(notes, home, tmp_path / "clean")
 
@@ -205,13 +214,6 @@ def _wait_for(predicate, timeout: float) -> bool:
 
 
 def test_kills_of_rag_watch_while_it_syncs(tmp_path):
-    import typer.main
-
-    import ragcli.cli  # noqa: F401  (registers the commands)
-    from ragcli.app import app
-
-    if "watch" not in typer.main.get_command(app).commands:
-        pytest.skip("no `rag watch` command yet")
     seed = 77
     rng = random.Random(seed)
     notes = write_vault(tmp_path / "notes", notes=10, seed=seed)
@@ -220,7 +222,7 @@ def test_kills_of_rag_watch_while_it_syncs(tmp_path):
     kills = 0
     for step in range(5):
         proc = rag_popen("watch", notes, "--debounce", "0.2", home=home)
-        _wait_for(lambda: (home / "index" / "watch.json").exists(), 60)
+        assert _wait_for(lambda: (home / "index" / "watch.json").exists(), 60), "the watcher did not start"
         time.sleep(1.0)
         edit(notes, rng, 100 + step)
         kills += kill_after(proc, rng.uniform(0.5, 5.0))

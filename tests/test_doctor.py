@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 from ragcli.app import app
 from ragcli.cli import main
 from ragcli.config import load_config
-from ragcli.doctor import diagnose, exit_code
+from ragcli.maintenance.doctor import diagnose, exit_code
 
 
 def test_doctor_reports_llama_build_versions_and_models(rag_home):

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from ragcli.app import app
 from ragcli.cli import main
 from ragcli.config import load_config
-from ragcli.download import announced_sha256, download, resolve_name, set_model_in_config
+from ragcli.models.download import announced_sha256, download, resolve_name, set_model_in_config
 from ragcli.errors import DownloadError, UsageError
 
 
@@ -117,7 +117,7 @@ def server(gguf_bytes):
 def test_download_resumes_after_a_dropped_connection(server, gguf_bytes, tmp_path):
     server.drop_after = len(gguf_bytes) // 3
     seen: list[tuple[int, int | None]] = []
-    dest = download(server.url(), tmp_path / "m.gguf", on_progress=lambda d, t: seen.append((d, t)))
+    dest = download(server.url(), tmp_path / "m.gguf", on_progress=lambda e: seen.append((e.done, e.total)))
     assert dest.read_bytes() == gguf_bytes
     assert not (tmp_path / "m.gguf.part").exists()
     assert server.requests[0]["range"] is None

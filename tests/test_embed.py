@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from ragcli.config import load_config
-from ragcli.embed import Embedder, LlamaEmbedder, make_embedder
+from ragcli.embed import Embedder, make_embedder
+from ragcli.embed.llama import LlamaEmbedder
 
 
 @pytest.fixture(scope="module")

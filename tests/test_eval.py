@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from ragcli.cli import main
-from ragcli.eval import load_beir, mrr, ndcg, percentile, recall, write_run
+from ragcli.maintenance.eval import load_beir, mrr, ndcg, percentile, recall, write_run
 
 ROOT = Path(__file__).resolve().parents[1]
 

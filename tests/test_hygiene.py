@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from test_verify import ROOT, ok, rag, write_vault
+from helpers import ROOT, ok, rag, write_vault
 
 SECRET = "confidentialaardvark"  # note text that must never show up in a log
 # ESC-based sequences: colour, cursor movement, an OSC 52 clipboard write, an OSC 8 link,
@@ -35,7 +35,7 @@ def _evil_vault(folder: Path) -> Path:
         f"The escapeword is here: {EVIL} and the {SECRET} too.\n\n"
         + "Ordinary prose around the pasted terminal output, as a real note has it. " * 60 + "\n",
         encoding="utf-8")  # (a note that is mostly control bytes is refused as binary, rightly)
-    (folder / f"name \x1b]52;c;Zm9v\x07 odd.md").write_text(f"# Odd name\n\nescapeword in a file with an odd name.\n")
+    (folder / "name \x1b]52;c;Zm9v\x07 odd.md").write_text("# Odd name\n\nescapeword in a file with an odd name.\n")
     (folder / "plain.md").write_text(f"# Plain\n\nNothing special, only the {SECRET} once.\n")
     return folder
 
@@ -62,21 +62,6 @@ def test_escape_sequences_from_notes_print_clean(evil_home):
     assert "evil.md" in out and "red" in out and "click" in out  # text kept, controls gone
 
 
-def _print_json_escapes_c1() -> bool:
-    import io
-    from contextlib import redirect_stdout
-
-    from ragcli import render
-
-    buf = io.StringIO()
-    with redirect_stdout(buf):
-        render.print_json({"t": "\x9b31m"})
-    return "\x9b" not in buf.getvalue()
-
-
-@pytest.mark.xfail(not _print_json_escapes_c1(), strict=True,
-                   reason="render.print_json writes C1 controls (U+0080-U+009F) raw with ensure_ascii=False; "
-                          "reported to the lead (a UTF-8 terminal may act on U+009B as CSI)")
 def test_json_output_has_no_raw_control_bytes(evil_home):
     notes, home, env, _ = evil_home
     proc = ok(rag("search", "escapeword", "--json", home=home, env=env))

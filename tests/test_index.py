@@ -11,6 +11,7 @@ import pytest
 
 from ragcli.cli import main
 from conftest import EXAMPLES, PDFS, VAULT, needs_corpora
+from helpers import write_vault
 
 
 def run_json(capsys, *args) -> tuple[int, dict]:
@@ -160,6 +161,46 @@ def test_missing_root_is_an_error_not_a_mass_delete(vault, capsys, tmp_path):
     moved.rename(vault)
     _, status = run_json(capsys, "status", "--json")
     assert status["files"] == 13
+
+
+def test_a_vault_reached_through_a_symlink_keeps_the_spelling_the_user_gave(tmp_path, capsys):
+    """Results cite the path the user typed (through the link), never the link's target; the
+    index stays consistent under that spelling: a second run is a no-op, an edit made through
+    the real path is picked up, and verify agrees."""
+    real = write_vault(tmp_path / "real" / "vault", notes=6)
+    link = tmp_path / "link"
+    link.symlink_to(tmp_path / "real", target_is_directory=True)
+    given = link / "vault"
+    code, report = run_json(capsys, "index", str(given), "--json")
+    assert code == 0 and report["files_indexed"] == 6 and report["files_failed"] == []
+    assert report["roots"] == [str(given)]
+    code, status = run_json(capsys, "status", "--json")
+    assert code == 0 and status["files"] == 6
+    _, res = run_json(capsys, "search", "river mountain lantern", "--json", "-k", "20")
+    assert paths_of(res) and all(p.startswith(str(given) + os.sep) for p in paths_of(res)), paths_of(res)
+
+    code, again = run_json(capsys, "index", "--json")  # the remembered root, as given
+    assert code == 0 and again["roots"] == [str(given)]
+    assert (again["files_indexed"], again["files_unchanged"], again["files_removed"], again["chunks_added"],
+            again["chunks_removed"]) == (0, 6, 0, 0, 0)
+
+    edited = sorted(real.rglob("*.md"))[2]  # edited through the real path, not the link
+    with edited.open("a", encoding="utf-8") as fh:
+        fh.write("\n## Later\n\nA paragraph about symlinkedwombats.\n")
+    code, after = run_json(capsys, "index", "--json")
+    assert code == 0 and after["files_indexed"] == 1 and after["files_unchanged"] == 5, after
+    _, res = run_json(capsys, "search", "symlinkedwombats", "--json", "--mode", "keyword")
+    assert paths_of(res)[:1] == [str(given / edited.relative_to(real))], paths_of(res)
+
+    code, verdict = run_json(capsys, "verify", "--json")
+    assert code == 0 and verdict["ok"] and verdict["problems"] == [], verdict
+    assert verdict["files"] == 6
+
+    # The same folder named by its real path is the folder already indexed: nothing twice.
+    code, same = run_json(capsys, "index", str(real), "--json")
+    assert code == 0 and same["roots"] == [str(given)] and same["files_indexed"] == 0, same
+    code, status = run_json(capsys, "status", "--json")
+    assert status["files"] == 6 and status["roots"] == [str(given)]
 
 
 def test_filters_apply_inside_the_search(vault, capsys):

@@ -9,7 +9,7 @@ import pytest
 
 from ragcli.ingest.discover import Found, Skipped, classify, discover, parse_ignore, is_ignored
 
-VAULT = Path(__file__).resolve().parents[1].parent / "shared" / "corpora" / "obsidian-help" / "en"
+from conftest import VAULT  # the path as reached (../shared may be a symlink)
 
 
 def _write(path: Path, text: str = "# note\n\nbody\n") -> Path:

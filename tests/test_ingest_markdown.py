@@ -14,7 +14,7 @@ from ragcli.ingest import NoteResolver, ParseError, Parser, discover, Found, rea
 from ragcli.ingest.frontmatter import split_front_matter
 from ragcli.ingest.markdown import parse_markdown
 
-VAULT = Path(__file__).resolve().parents[1].parent / "shared" / "corpora" / "obsidian-help" / "en"
+from conftest import VAULT  # the path as reached (../shared may be a symlink)
 needs_vault = pytest.mark.skipif(not VAULT.is_dir(), reason="../shared/corpora is not present")
 
 NOTE = """---

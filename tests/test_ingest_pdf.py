@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from ragcli.config import load_config
-from ragcli.ingest import ParseError, Parser, close, parse_file
+from ragcli.ingest import ParseError, Parser
 
-PDFS = Path(__file__).resolve().parents[1].parent / "shared" / "corpora" / "pdfs"
+from conftest import PDFS  # the path as reached (../shared may be a symlink)
 needs_pdfs = pytest.mark.skipif(not PDFS.is_dir(), reason="../shared/corpora is not present")
 PAPERS = ["1910.13461v1_bart_lewis2019.pdf", "2004.04906v3_dpr_karpukhin2020.pdf",
           "2005.11401v4_rag_lewis2020.pdf", "2104.08663v4_beir_thakur2021.pdf"]
@@ -144,14 +144,18 @@ def test_memory_limit_stops_a_greedy_parse(tmp_path: Path) -> None:
         assert "memory is back" in parser.parse(good).sections[0].text
 
 
-def test_parse_file_shared_parser(tmp_path: Path) -> None:
+def test_one_parser_for_pdfs_and_notes_hashes_the_bytes_it_parsed(tmp_path: Path) -> None:
+    """The PDF goes through the worker, the note through this process; both documents carry
+    the sha256 of the very bytes that were parsed (the index records that hash)."""
+    import hashlib
+
     path = tmp_path / "p.pdf"
     path.write_bytes(make_pdf([text_page("shared")]))
     note = tmp_path / "n.md"
     note.write_text("# Heading\n\nnote text\n")
-    config = load_config()
-    try:
-        assert parse_file(path, config).sections[0].page == 1
-        assert parse_file(note, config).sections[0].heading_path == ("n", "Heading")
-    finally:
-        close()
+    with Parser(load_config()) as parser:
+        pdf_doc, note_doc = parser.parse(path), parser.parse(note)
+    assert pdf_doc.sections[0].page == 1
+    assert note_doc.sections[0].heading_path == ("n", "Heading")
+    assert pdf_doc.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert note_doc.sha256 == hashlib.sha256(note.read_bytes()).hexdigest()

@@ -12,15 +12,11 @@ import pytest
 
 from ragcli.config import load_config
 from ragcli.errors import ModelError
-from ragcli.models import (
-    builtin_embed_path,
-    embed_source_dir,
-    list_models,
-    read_gguf_info,
-    reference_embeddings,
-    resolve_embed_model,
-    resolve_llm_model,
-)
+from ragcli.embed.builtin import resolve_embed_model
+from ragcli.models.convert import builtin_embed_path, reference_embeddings
+from ragcli.models.gguf import read_gguf_info
+from ragcli.models.packages import embed_source_dir
+from ragcli.models.resolve import list_models, resolve_llm_model
 
 
 @pytest.fixture()
@@ -59,7 +55,7 @@ def test_builtin_embed_is_converted_once_and_cached(config):
 def test_conversion_reports_progress(tmp_path):
     config = load_config(env={"RAG_HOME": str(tmp_path / "home")})
     messages: list[str] = []
-    spec = resolve_embed_model(config, progress=messages.append)
+    spec = resolve_embed_model(config, progress=lambda e: messages.append(e.message))
     assert spec.path.is_file()
     assert any("Converting" in m for m in messages) and any("ready" in m for m in messages)
 
@@ -67,7 +63,7 @@ def test_conversion_reports_progress(tmp_path):
 def test_converted_model_matches_the_safetensors_reference(config):
     """llama.cpp on the GGUF vs numpy on the source weights, tokenised by the HF tokenizer."""
     tokenizers = pytest.importorskip("tokenizers")
-    from ragcli.embed import LlamaEmbedder
+    from ragcli.embed.llama import LlamaEmbedder
 
     spec = resolve_embed_model(config)
     tokenizer = tokenizers.Tokenizer.from_file(str(embed_source_dir() / "tokenizer.json"))
@@ -192,8 +188,8 @@ def test_a_killed_conversion_leaves_no_half_file(tmp_path):
 
     home = tmp_path / "killed"
     env = dict(os.environ, RAG_HOME=str(home), RAG_MODELS_DIR=str(home / "models"))
-    code = ("from ragcli.config import load_config; from ragcli.models import resolve_embed_model; "
-            "resolve_embed_model(load_config(), progress=lambda m: print(m, flush=True))")
+    code = ("from ragcli.config import load_config; from ragcli.embed.builtin import resolve_embed_model; "
+            "resolve_embed_model(load_config(), progress=lambda e: print(e.message, flush=True))")
     proc = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, text=True)
     assert "Converting" in proc.stdout.readline()  # it has started writing
     time.sleep(0.3)

@@ -172,8 +172,8 @@ def test_fusion_functions():
 def test_keyword_idf_matches_fts5(searcher):
     import math
 
-    files, chunks = searcher.index.manifest.counts()
-    rare, common = searcher.index.manifest.keyword_idf(['"zx"', '"tomato"'])
-    n_zx = len(searcher.index.manifest.keyword_search('"zx"', 1000))
+    files, chunks = searcher.index.counts()
+    rare, common = searcher.index.keyword_idf(['"zx"', '"tomato"'])
+    n_zx = len(searcher.index.keyword_search('"zx"', 1000))
     assert rare == pytest.approx(math.log((chunks - n_zx + 0.5) / (n_zx + 0.5)))
     assert common < rare

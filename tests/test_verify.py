@@ -1,9 +1,6 @@
 """`rag verify`: it passes on a sound index, finds each kind of damage (made for real: rows
 deleted behind the index's back, Chroma changed directly, files truncated, notes edited or
 removed), and `--repair` brings the index back to what a clean build of the same files gives.
-
-The helpers here (``rag``, ``write_vault``, ``index_state``) are shared with the crash,
-hostile-input and hygiene tests.
 """
 
 from __future__ import annotations
@@ -19,125 +16,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-
-WORDS = ("river mountain lantern copper orchard meadow glacier harbor violet canyon thunder "
-         "pepper saddle quartz ember falcon willow marble cobalt tundra prairie beacon velvet "
-         "anchor juniper basalt cedar lagoon summit nectar walnut crystal ferry granite "
-         "hollow ivory kettle lemon mosaic nutmeg oyster pebble quiver raven spruce tulip").split()
-
-
-# ------------------------------------------------------------------------------- helpers
-
-
-def rag(*args, home: Path | None = None, env: dict | None = None, timeout: float = 600,
-        input: bytes | None = None) -> subprocess.CompletedProcess:
-    """Run the real CLI in a child process (``python -m ragcli.cli``); bytes in, bytes out."""
-    e = dict(os.environ)
-    e["PYTHONPATH"] = str(ROOT) + os.pathsep + e.get("PYTHONPATH", "")
-    if home is not None:
-        e["RAG_HOME"] = str(home)
-    e.update(env or {})
-    return subprocess.run([sys.executable, "-m", "ragcli.cli", *map(str, args)], capture_output=True,
-                          env=e, timeout=timeout, input=input)
-
-
-def rag_popen(*args, home: Path | None = None, env: dict | None = None, **kw) -> subprocess.Popen:
-    e = dict(os.environ)
-    e["PYTHONPATH"] = str(ROOT) + os.pathsep + e.get("PYTHONPATH", "")
-    if home is not None:
-        e["RAG_HOME"] = str(home)
-    e.update(env or {})
-    kw.setdefault("stdout", subprocess.DEVNULL)
-    kw.setdefault("stderr", subprocess.PIPE)
-    return subprocess.Popen([sys.executable, "-m", "ragcli.cli", *map(str, args)], env=e, **kw)
-
-
-def ok(proc: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
-    assert proc.returncode == 0, (proc.returncode, proc.stdout[-2000:], proc.stderr[-4000:])
-    assert b"Traceback" not in proc.stderr, proc.stderr[-4000:]
-    return proc
-
-
-def paragraph(rng: random.Random, n: int = 60) -> str:
-    return " ".join(rng.choice(WORDS) for _ in range(n)).capitalize() + "."
-
-
-def note_text(rng: random.Random, title: str, sections: int = 3, paragraphs: int = 2) -> str:
-    parts = [f"# {title}", ""]
-    for s in range(sections):
-        parts += [f"## {title} part {s}", ""]
-        parts += [paragraph(rng) + "\n" for _ in range(paragraphs)]
-    return "\n".join(parts) + "\n"
-
-
-def write_vault(folder: Path, notes: int = 12, seed: int = 0) -> Path:
-    """A small vault the test owns: a few folders of notes with headings and paragraphs."""
-    rng = random.Random(seed)
-    for i in range(notes):
-        sub = folder / ("projects" if i % 3 == 0 else "daily" if i % 3 == 1 else "ideas")
-        sub.mkdir(parents=True, exist_ok=True)
-        (sub / f"note {i:02d}.md").write_text(note_text(rng, f"Note {i}"), encoding="utf-8")
-    return folder
-
-
-def chroma_ids(index_dir: Path) -> set[str]:
-    """The ids in the Chroma store, read in a child process (no stale in-process cache)."""
-    code = ("import sys, json, chromadb\nfrom chromadb.config import Settings\n"
-            "c = chromadb.PersistentClient(path=sys.argv[1], settings=Settings(anonymized_telemetry=False))\n"
-            "ids = []\n"
-            "for col in c.list_collections():\n"
-            "    col = c.get_collection(getattr(col, 'name', col))\n"
-            "    ids += col.get(include=[])['ids']\n"
-            "print(json.dumps(ids))\n")
-    e = dict(os.environ, ANONYMIZED_TELEMETRY="False")
-    out = subprocess.run([sys.executable, "-c", code, str(index_dir / "chroma")], capture_output=True,
-                         text=True, env=e, timeout=120)
-    assert out.returncode == 0, out.stderr[-2000:]
-    return set(json.loads(out.stdout))
-
-
-def index_state(home: Path) -> tuple[dict[str, frozenset[str]], frozenset[str]]:
-    """(path -> chunk ids) from the manifest, and Chroma's id set: what a build amounts to."""
-    db = sqlite3.connect(f"file:{home / 'index' / 'manifest.sqlite'}?mode=ro", uri=True)
-    try:
-        by_path: dict[str, set[str]] = {p: set() for (p,) in db.execute("SELECT path FROM files")}
-        for cid, path in db.execute("SELECT id, path FROM chunks"):
-            by_path.setdefault(path, set()).add(cid)
-    finally:
-        db.close()
-    return {p: frozenset(ids) for p, ids in by_path.items()}, frozenset(chroma_ids(home / "index"))
-
-
-def clean_build(notes: Path, home: Path) -> tuple[dict[str, frozenset[str]], frozenset[str]]:
-    if home.exists():
-        shutil.rmtree(home)
-    home.mkdir()
-    ok(rag("index", notes, home=home))
-    return index_state(home)
-
-
-def verify_json(home: Path, *flags: str) -> tuple[int, dict]:
-    proc = rag("verify", "--json", *flags, home=home)
-    assert b"Traceback" not in proc.stderr, proc.stderr[-4000:]
-    return proc.returncode, json.loads(proc.stdout)
-
-
-def sql(home: Path, statement: str, params=()) -> None:
-    db = sqlite3.connect(home / "index" / "manifest.sqlite")
-    db.execute(statement, params)
-    db.commit()
-    db.close()
-
-
-def chroma_do(home: Path, code: str) -> None:
-    """Change the Chroma store directly, behind the index's back, in a child process."""
-    prelude = ("import sys, numpy as np, chromadb\nfrom chromadb.config import Settings\n"
-               "c = chromadb.PersistentClient(path=sys.argv[1], settings=Settings(anonymized_telemetry=False))\n"
-               "col = c.get_collection(c.list_collections()[0].name)\n")
-    out = subprocess.run([sys.executable, "-c", prelude + code, str(home / "index" / "chroma")],
-                         capture_output=True, text=True, env=dict(os.environ, ANONYMIZED_TELEMETRY="False"))
-    assert out.returncode == 0, out.stderr[-2000:]
+from helpers import ROOT, chroma_do, clean_build, index_state, ok, rag, sql, verify_json, write_vault
 
 
 # ------------------------------------------------------------------------------- fixtures

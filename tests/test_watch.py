@@ -253,6 +253,11 @@ def test_print_service_systemd_and_launchd(tmp_path, rag_home):
     bad = rag("watch", "--print-service", "upstart", str(notes))
     assert bad.returncode == 2 and "upstart" in bad.stderr
 
+    link = tmp_path / "notes link"  # the service watches the folder as the user named it
+    link.symlink_to(notes, target_is_directory=True)
+    unit = rag("watch", "--print-service", "systemd", str(link))
+    assert unit.returncode == 0 and f'"{link}"' in unit.stdout and f'"{notes}"' not in unit.stdout
+
 
 # ---------------------------------------------------------------- the daemon, small vault
 
@@ -325,7 +330,7 @@ def _manifest_paths(home: Path) -> set[str]:
 
     idx = Index.open_reader(load_config())
     try:
-        return set(idx.manifest.files())
+        return set(idx.files())
     finally:
         idx.close()
 

@@ -27,14 +27,14 @@ def eval_cmd(
     embedding/chunking settings: your index is never touched, and a second run re-embeds nothing.
     """
     from .. import render
-    from ..eval import evaluate
+    from ..maintenance.eval import evaluate
 
     config = load_config({"embed_model": embed_model})
-    with _EvalProgress() as progress:
+    with render.progress_reporter() as progress:
         report = evaluate(config, dataset, mode=mode or "hybrid", run_file=run_file, progress=progress,
                           cache_root=cache_dir)
     if as_json:
-        render.print_json(report.as_dict())
+        render.print_json(report.to_json())
         return
     o = render.out()
     o.print(f"{report.dataset}: {report.queries} queries, {report.docs} docs ({report.chunks} chunks), "
@@ -46,45 +46,3 @@ def eval_cmd(
             f"query p50 {report.query_ms_p50:.1f} ms, p95 {report.query_ms_p95:.1f} ms")
     if run_file:
         render.err().print(f"run written to {run_file}")
-
-
-class _EvalProgress:
-    """Indexing and query progress on stderr (only on a terminal)."""
-
-    def __init__(self):
-        from .. import render
-
-        self.render = render
-        self.bar = None
-        self.done = 0
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self._close(*exc)
-        return False
-
-    def _close(self, *exc):
-        if self.bar is not None:
-            self.bar.__exit__(*(exc or (None, None, None)))
-            self.bar = None
-
-    def _open(self, total: int, description: str, unit: str):
-        self._close()
-        self.done = 0
-        self.bar = self.render.progress(total=total, description=description, unit=unit).__enter__()
-
-    def __call__(self, event: str, data: dict) -> None:
-        if event == "message":
-            self.render.info(data["text"])
-        elif event == "start" and data["total"]:
-            self._open(data["total"], "Indexing corpus", "docs")
-        elif event == "docs" and self.bar is not None:
-            self.bar.update(advance=data["done"] - self.done, extra=f"{data['embedded']} chunks embedded")
-            self.done = data["done"]
-        elif event == "query":
-            if data["done"] == 1:
-                self._open(data["total"], "Queries", "queries")
-            if self.bar is not None:
-                self.bar.update(advance=1)

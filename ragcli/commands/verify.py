@@ -18,16 +18,17 @@ def verify_cmd(
     """Check the index against the disk and itself; exit 8 with a list of problems if not sound."""
     from .. import render
     from ..errors import VerifyFailed
-    from ..verify import repair as repair_index
-    from ..verify import verify
+    from ..maintenance.verify import repair as repair_index
+    from ..maintenance.verify import verify
 
     config = load_config()
-    say = render.info if render.stderr_is_terminal() else None
-    report = verify(config, progress=say)
-    if repair and not report.ok:
-        report = repair_index(config, report, progress=say)
+    with render.progress_reporter() as progress:
+        say = progress if render.stderr_is_terminal() else None
+        report = verify(config, progress=say)
+        if repair and not report.ok:
+            report = repair_index(config, report, progress=say)
     if as_json:
-        render.print_json(report.as_dict())
+        render.print_json(report.to_json())
     else:
         _print(report)
     if not report.ok:

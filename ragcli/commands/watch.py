@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import List, Optional
 
@@ -46,7 +47,7 @@ def _print_service(config, paths, kind, debounce, reconcile_interval, polling) -
     from ..render import out
     from ..watch import service_file
 
-    roots = [p.expanduser().resolve() for p in paths] if paths else _remembered_roots(config)
+    roots = [Path(os.path.abspath(p.expanduser())) for p in paths] if paths else _remembered_roots(config)
     extra = []
     if debounce is not None:
         extra += ["--debounce", f"{debounce:g}"]
@@ -59,15 +60,9 @@ def _print_service(config, paths, kind, debounce, reconcile_interval, polling) -
 
 def _remembered_roots(config) -> list[Path]:
     from ..errors import UsageError
-    from ..store import Index, index_exists
+    from ..pipeline import remembered_roots
 
-    roots: list = []
-    if index_exists(config):
-        idx = Index.open_reader(config)
-        try:
-            roots = idx.manifest.get_json("roots", []) or []
-        finally:
-            idx.close()
+    roots = remembered_roots(config)
     if not roots:
         raise UsageError("no folder to watch yet", hint="Name it: rag watch --print-service systemd ~/notes")
     return [Path(r) for r in roots]

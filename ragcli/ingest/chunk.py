@@ -24,6 +24,13 @@ from typing import Callable
 from ..types import Chunk, Document, Section
 
 CHUNKER_VERSION = 1  # bump when the output changes for the same input (the index records it)
+
+
+def chunker_settings(config) -> dict:
+    """What shapes the chunks: part of the index fingerprint, checkable without any model."""
+    return {"version": CHUNKER_VERSION, "tokens": config.chunk_tokens, "overlap": config.chunk_overlap}
+
+
 MAX_CHARS_PER_TOKEN = 12
 MIN_BODY_TOKENS = 16
 

@@ -27,6 +27,8 @@ from pathlib import Path
 
 from ..types import Document, Section
 from .errors import ParseError
+from .obsidian import NoteResolver
+from .read import read_and_parse
 
 _PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
 
@@ -76,8 +78,6 @@ def _preload() -> None:
 
 
 def _handle(request: dict) -> Document:
-    from . import read_and_parse
-    from .obsidian import NoteResolver
 
     resolver = NoteResolver.from_dict(request["resolver"]) if request.get("resolver") else None
     return read_and_parse(Path(request["path"]), request["max_bytes"], resolver)

@@ -70,6 +70,11 @@ END;
 CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, vec BLOB NOT NULL);
 """
 
+# What the insert trigger puts in each FTS5 column (title carries the aliases, so the FTS5
+# columns are not the chunk table's columns: FTS5's own 'rebuild' and 'integrity-check'
+# against the content table would both get the title column wrong).
+FTS_ROWS = "SELECT rowid, title || ' ' || aliases, heading, text FROM chunks"
+
 
 @dataclass(frozen=True)
 class FileRecord:
@@ -274,11 +279,28 @@ class Manifest:
         cur = self.db.execute("DELETE FROM vectors WHERE key NOT IN (SELECT vec_key FROM chunks)")
         return cur.rowcount
 
+    def paths_with_uncached_vectors(self, dim: int) -> list[str]:
+        """Files with a chunk whose vector is missing from the cache (or has another size)."""
+        return sorted(r[0] for r in self.db.execute(
+            "SELECT DISTINCT c.path FROM chunks c LEFT JOIN vectors v ON v.key = c.vec_key"
+            " WHERE v.key IS NULL OR length(v.vec) != ?", (dim * 4,)))
+
+    def rebuild_keywords(self) -> None:
+        """Index every chunk row again, the way the insert trigger does."""
+        self.db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('delete-all')")
+        self.db.execute(f"INSERT INTO chunks_fts(rowid, title, heading, text) {FTS_ROWS}")
+        self.db.commit()
+
+    def drop_orphan_chunks(self) -> int:
+        cur = self.db.execute("DELETE FROM chunks WHERE path NOT IN (SELECT path FROM files)")
+        self.db.commit()
+        return cur.rowcount
+
     def clear(self) -> None:
         """Forget every file and chunk (for --rebuild); keeps the vector cache."""
         self.db.execute("DELETE FROM chunks")
         self.db.execute("DELETE FROM files")
-        self.db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
+        self.db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('delete-all')")  # no rows left
         self.db.commit()
 
     # -- keyword search ---------------------------------------------------------------------

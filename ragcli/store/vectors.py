@@ -23,6 +23,19 @@ class VectorStore(Protocol):
     def delete(self, ids: Sequence[str]) -> None: ...
     def query(self, vector: np.ndarray, k: int, paths: Sequence[str] | None = None) -> list[tuple[str, float]]: ...
     def ids(self) -> set[str]: ...
+    def pages(self, size: int = 2000):
+        """Every (ids, metadatas, embeddings) page of the collection, in order."""
+        offset = 0
+        while True:
+            page = self.col.get(include=["metadatas", "embeddings"], limit=size, offset=offset)
+            ids = page["ids"]
+            if not ids:
+                return
+            offset += len(ids)
+            yield ids, page["metadatas"] or [None] * len(ids), page["embeddings"]
+            if len(ids) < size:
+                return
+
     def count(self) -> int: ...
     def reset(self) -> None: ...
 
@@ -107,6 +120,19 @@ class ChromaStore:
             if len(page) < self.batch:
                 return found
             offset += len(page)
+
+    def pages(self, size: int = 2000):
+        """Every (ids, metadatas, embeddings) page of the collection, in order."""
+        offset = 0
+        while True:
+            page = self.col.get(include=["metadatas", "embeddings"], limit=size, offset=offset)
+            ids = page["ids"]
+            if not ids:
+                return
+            offset += len(ids)
+            yield ids, page["metadatas"] or [None] * len(ids), page["embeddings"]
+            if len(ids) < size:
+                return
 
     def count(self) -> int:
         return self.col.count()

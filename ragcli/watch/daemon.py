@@ -7,14 +7,14 @@ A full reconcile runs at start (catching what changed while the watcher was down
 every ``reconcile_interval`` (catching what the OS dropped). Idle, nothing runs but the
 observer's blocking read.
 
-Stopping: SIGTERM/SIGINT set a flag. Between syncs the loop just ends; during one, the
-pipeline's progress callback raises at the next file boundary (nothing of the unflushed
-batch is written), and after ``grace`` seconds a timer raises wherever Python code runs,
-like Ctrl-C in ``rag index`` (the store's write protocol makes that safe). A signal cannot
-interrupt a native call, and one llama.cpp batch can take seconds on a busy machine, so a
-last resort thread ends the process with ``os._exit(0)`` a second later, unless the main
-thread is inside the store (then it waits for that write): the batch being embedded was
-not written yet, SQLite drops an uncommitted transaction, and the kernel releases the lock.
+Stopping: SIGTERM/SIGINT only set a flag (the indexer's ``cancel`` event). Between syncs
+the loop just ends; during one, the pipeline checks the flag between files and batches and
+stops there (nothing of the unflushed batch is written). A native call cannot be
+interrupted, and one llama.cpp batch or one PDF parse can take seconds on a busy machine,
+so a last resort thread ends the process with ``os._exit(0)`` ``grace`` + 1 seconds after
+the signal, unless the store says a write is in progress (``Index.in_write``; then it waits
+for that write): the batch in hand was not written yet, SQLite drops an uncommitted
+transaction, and the kernel releases the lock.
 """
 
 from __future__ import annotations
@@ -31,19 +31,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import Config
-from ..errors import IndexMismatchError, ModelError, RagError
+from ..errors import Cancelled, IndexMismatchError, ModelError, RagError
+from ..store import WATCH_STATE
 from .changes import PendingChanges, Relevance, event_paths
 from .observe import make_handler, start_observer, stop_observer, unwatched_folders, warn_limit
 
 log = logging.getLogger("ragcli.watch")
 
-STATE_FILE = "watch.json"  # read by `rag status` (ragcli.status.WATCH_STATE)
+STATE_FILE = WATCH_STATE  # read by `rag status`
 MAX_ATTEMPTS = 3  # a path whose sync raised is retried this often before the next reconcile
 STATE_EVERY = 0.5  # seconds between two writes of the state file at most
-
-
-class Interrupted(BaseException):
-    """A stop was asked for while a sync was running (raised inside the pipeline)."""
 
 
 @dataclass(frozen=True)
@@ -81,9 +78,9 @@ class Watcher:
 
     # -- life cycle -------------------------------------------------------------------------
     def run(self) -> None:
-        from ..pipeline import Indexer, resolve_roots
+        from ..pipeline.indexing import Indexer, resolve_roots
 
-        self.indexer = Indexer(self.config, role="watch", progress=self._progress)
+        self.indexer = Indexer(self.config, role="watch", progress=self._progress, cancel=self._stop)
         restore = self._install_signals()
         try:
             self.roots = resolve_roots(self.indexer.idx, self.paths)
@@ -98,7 +95,7 @@ class Watcher:
             if not self._stop.is_set():
                 self._warm_up()
                 self._loop()
-        except Interrupted:
+        except Cancelled:
             pass
         finally:
             if self.observer is not None:
@@ -156,7 +153,7 @@ class Watcher:
         self._busy = True
         try:
             report = self.indexer.run(self.roots, scope=[Path(p) for p in scope] if scope else None)
-        except (Interrupted, IndexMismatchError, ModelError):
+        except (Cancelled, IndexMismatchError, ModelError):
             raise  # a stop, or an index no run can fix: the daemon ends and says why
         except RagError as exc:
             log.warning("%s failed: %s%s", what, exc, f" ({exc.hint})" if exc.hint else "")
@@ -166,7 +163,6 @@ class Watcher:
             return None
         finally:
             self._busy = False
-            signal.setitimer(signal.ITIMER_REAL, 0)
         self.last_sync = time.time()
         self.syncs += 1
         self._log_report(report, what, scope)
@@ -184,7 +180,7 @@ class Watcher:
             else:
                 unknown.append(path)
         if unknown:
-            known = self.indexer.idx.manifest.files()
+            known = self.indexer.idx.files()
             for path in unknown:
                 prefix = path.rstrip(os.sep) + os.sep
                 if path in known or any(k.startswith(prefix) for k in known):
@@ -203,8 +199,7 @@ class Watcher:
     def _warm_up(self) -> None:
         """Load the embedder and parser now, so the first save is not slowed by it."""
         try:
-            self.indexer.embedding.get()
-            self.indexer.parser  # noqa: B018 - property that creates the parser
+            self.indexer.warm_up()
         except (IndexMismatchError, ModelError):
             raise
         except Exception:  # noqa: BLE001 - a later sync reports it again, with context
@@ -236,65 +231,53 @@ class Watcher:
             log.info(".ragignore changed: reconciling")
             self.pending.request_reconcile()
 
-    def _progress(self, event: str, data: dict) -> None:
-        if self._stop.is_set() and self._busy:
-            raise Interrupted()  # at a file boundary: the unflushed batch is not written
-        if event == "message":
-            log.info("%s", data.get("text", ""))
-        elif event == "file":
-            log.debug("indexed %s (%d chunks)", data.get("path"), data.get("chunks", 0))
+    def _progress(self, event) -> None:
+        if event.message:
+            log.info("%s", event.message)
+        elif event.item:
+            log.debug("indexed %s", event.item)
 
     def _install_signals(self):
         if threading.current_thread() is not threading.main_thread():
             return lambda: None
-        wanted = {signal.SIGTERM: self._on_stop_signal, signal.SIGINT: self._on_stop_signal,
-                  signal.SIGALRM: self._on_alarm}
+        wanted = {signal.SIGTERM: self._on_stop_signal, signal.SIGINT: self._on_stop_signal}
         if hasattr(signal, "SIGHUP"):
             wanted[signal.SIGHUP] = self._on_hup
         old = {sig: signal.signal(sig, handler) for sig, handler in wanted.items()}
 
         def restore() -> None:
-            signal.setitimer(signal.ITIMER_REAL, 0)
             for sig, handler in old.items():
                 signal.signal(sig, handler)
 
         return restore
 
     def _on_stop_signal(self, signum, _frame) -> None:
-        again = self._stop.is_set()
+        """Only sets the flag (and starts the last-resort timer): no exception is thrown into
+        whatever the main thread is doing."""
         log.info("%s received: stopping", signal.Signals(signum).name)
         self.stop()
-        if self._busy:
-            if again:
-                raise Interrupted()
-            signal.setitimer(signal.ITIMER_REAL, self.options.grace)
-            if self._reaper is None:
-                self._reaper = threading.Thread(target=self._reap, name="rag-watch-stop", daemon=True)
-                self._reaper.start()
-
-    def _on_alarm(self, _signum, _frame) -> None:
-        if self._busy and self._stop.is_set():
-            log.info("the file in hand did not finish within %gs: rolling it back", self.options.grace)
-            raise Interrupted()
+        if self._busy and self._reaper is None:
+            self._reaper = threading.Thread(target=self._reap, name="rag-watch-stop", daemon=True)
+            self._reaper.start()
 
     def _reap(self) -> None:
         """Last resort for a stop stuck in a native call (see the module docstring)."""
         deadline = time.monotonic() + self.options.grace + 1.0
-        main = threading.main_thread().ident
         warned = False
         while self._busy:
             time.sleep(0.1)
-            if time.monotonic() < deadline:
+            if time.monotonic() < deadline or self.indexer.idx.in_write:
                 continue
             if not warned:
-                log.info("still inside a native call (embedding); ending without writing the batch in hand")
+                log.info("still inside a native call (embedding or parsing); ending without "
+                         "writing the batch in hand")
                 for handler in logging.getLogger("ragcli").handlers:
                     handler.flush()
                 warned = True
             previous = sys.getswitchinterval()
             sys.setswitchinterval(60.0)  # keep the main thread off the GIL between check and exit
             try:
-                if self._busy and not _in_store(sys._current_frames().get(main)):
+                if self._busy and not self.indexer.idx.in_write:
                     self._remove_state()
                     os._exit(0)
             finally:
@@ -352,19 +335,6 @@ class Watcher:
             (self.config.index_dir / STATE_FILE).unlink()
         except OSError:
             pass
-
-
-_STORE_DIR = str(Path(__file__).resolve().parents[1] / "store") + os.sep
-
-
-def _in_store(frame) -> bool:
-    """Is this stack inside the index store (a Chroma or manifest write), or Chroma itself?"""
-    while frame is not None:
-        name = frame.f_code.co_filename
-        if name.startswith(_STORE_DIR) or f"{os.sep}chromadb{os.sep}" in name:
-            return True
-        frame = frame.f_back
-    return False
 
 
 def watch(config: Config, paths: Sequence[Path] | None = None, options: WatchOptions | None = None) -> None:

@@ -1,14 +1,11 @@
-"""`rag status`: what the index holds, read without taking the write lock."""
+"""What the index holds (for `rag status` and `rag doctor`), read without taking the write lock."""
 
 from __future__ import annotations
 
 import json
 
-from .config import Config
-from .store import LOCK_NAME, Index, index_exists
-from .store.lock import read_holder
-
-WATCH_STATE = "watch.json"
+from ..config import Config
+from ..store import LOCK_NAME, WATCH_STATE, Index, index_exists, read_holder
 
 
 def index_status(config: Config) -> dict:
@@ -19,13 +16,12 @@ def index_status(config: Config) -> dict:
         return info
     idx = Index.open_reader(config)
     try:
-        files, chunks = idx.manifest.counts()
+        files, chunks = idx.counts()
         fingerprint = idx.fingerprint() or {}
-        last = idx.manifest.get_meta("last_indexed")
-        info.update(roots=idx.manifest.get_json("roots", []) or [], files=files, chunks=chunks,
+        info.update(roots=idx.roots(), files=files, chunks=chunks,
                     embedding_model=fingerprint.get("embedding_model"), dim=fingerprint.get("dim"),
                     chunker=fingerprint.get("chunker"), index_bytes=idx.size_bytes(),
-                    last_indexed=float(last) if last else None)
+                    last_indexed=idx.last_indexed())
     finally:
         idx.close()
     holder = read_holder(config.index_dir / LOCK_NAME)

@@ -1,107 +1,22 @@
-"""Generation: the Generator seam (the prompt itself is built in ``ragcli.prompt``).
+"""``LlamaGenerator``: llama.cpp in process through llama-cpp-python.
 
-Two backends behind one small Protocol, chosen by ``make_generator(config)``:
-- ``LlamaGenerator``: llama.cpp in-process through llama-cpp-python, the model's own chat
-  template (``create_chat_completion``, streaming). The evaluated system prompt is kept on
-  disk (KV state), so a one-shot `rag ask` does not pay for it again.
-- ``OpenAIGenerator``: any OpenAI-compatible server (llama.cpp's server, vLLM, Ollama),
-  streamed over SSE with ``http.client``: no extra dependency.
-
-Nothing here prints. Tokens reach the caller through ``on_token``.
+The model's own chat template (``create_chat_completion``, streaming). The evaluated system
+prompt is kept on disk (KV state), so a one-shot `rag ask` does not pay for it again.
 """
 
 from __future__ import annotations
 
 import hashlib
-import http.client
 import json
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
-from urllib.parse import urlsplit
 
-from .config import Config
-from .errors import ModelError
-from .prompt import SYSTEM_PROMPT, Message
-
-# llama.cpp's OpenMP threads spin while they wait for each other. On a busy machine (two
-# cores shared with an indexer or a browser) that collapses throughput: measured here under
-# load, 2 threads generated 2.5 tok/s spinning vs 28-30 tok/s passive. It must be set before
-# llama_cpp is first imported (libgomp reads it once); an explicit user setting wins.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
-OnToken = Callable[[str], None]
-
-# A small model tends to echo the prompt's layout ("Question: ...") and to loop. Stopping at
-# the echo and a mild repeat penalty fix most of it (6 vault questions, SmolLM2-135M: loops
-# 1/6 -> 0/6, answers citing a source 2/6 -> 4/6 with 1.2; 1.1 gave 2/6).
-STOP = ["\nQuestion:", "\nSources:"]
-REPEAT_PENALTY = 1.2
-
-
-
-@dataclass
-class Generation:
-    """What a generator produced, with the figures the JSON contract reports."""
-
-    text: str
-    prompt_tokens: int
-    completion_tokens: int
-    first_token_s: float | None  # from the generate() call to the first token
-    total_s: float
-    finish_reason: str | None = None
-
-
-class Generator(Protocol):
-    """Turns chat messages into streamed text. One per model; reusable across questions."""
-
-    model_name: str
-    n_ctx: int
-
-    def count_tokens(self, messages: Sequence[Message]) -> int:
-        """Tokens the messages take once the chat template is applied (prompt side)."""
-        ...
-
-    def generate(self, messages: Sequence[Message], *, max_tokens: int, temperature: float,
-                 on_token: OnToken | None = None) -> Generation:
-        ...
-
-    def close(self) -> None:
-        ...
-
-
-# ---------------------------------------------------------------------------------------
-# llama.cpp in-process
-
-
-class _Collector:
-    """What both backends do with a streamed piece: keep it, time the first, pass it on."""
-
-    def __init__(self, on_token: OnToken | None):
-        self.on_token = on_token
-        self.start = time.perf_counter()
-        self.first: float | None = None
-        self.parts: list[str] = []
-
-    def add(self, piece: str) -> None:
-        if not piece:
-            return
-        if self.first is None:
-            self.first = time.perf_counter() - self.start
-        self.parts.append(piece)
-        if self.on_token is not None:
-            self.on_token(piece)
-
-    @property
-    def text(self) -> str:
-        return "".join(self.parts)
-
-    def elapsed(self) -> float:
-        return time.perf_counter() - self.start
+from ..errors import ModelError
+from .base import REPEAT_PENALTY, STOP, Collector, Generation, Message, OnToken
+from .prompt import SYSTEM_PROMPT
 
 
 class LlamaGenerator:
@@ -123,7 +38,7 @@ class LlamaGenerator:
         self.prefix_cached = False  # the system prompt's state came from disk
 
     # -- loading ------------------------------------------------------------------------
-    def start_loading(self) -> None:
+    def preload(self) -> None:
         """Load the model in a background thread (llama.cpp releases the GIL while it loads)."""
         if self._llm is None and self._thread is None:
             self._thread = threading.Thread(target=self._load_guarded, daemon=True,
@@ -156,7 +71,7 @@ class LlamaGenerator:
         with self._lock:
             if self._llm is not None:
                 return
-            from .models import read_gguf_info
+            from ..models.gguf import read_gguf_info
 
             read_gguf_info(self.model_path)  # garbage or truncated: an error, not a crash
             llama_cpp = _import_llama_cpp()
@@ -212,7 +127,7 @@ class LlamaGenerator:
         if n_prompt >= self.n_ctx:
             raise ModelError(f"prompt of {n_prompt} tokens does not fit the {self.n_ctx}-token "
                              "context window", hint="Raise it with --ctx, or lower -k.")
-        out = _Collector(on_token)
+        out = Collector(on_token)
         finish = None
         try:
             stream = llm.create_chat_completion(
@@ -239,15 +154,10 @@ class LlamaGenerator:
 
 
 def _import_llama_cpp():
-    """llama_cpp with llama.cpp's own log silenced (models.load_llama_cpp does that)."""
-    from . import models
+    """llama_cpp with llama.cpp's own log silenced (models.llama.load_llama_cpp does that)."""
+    from ..models.llama import load_llama_cpp
 
-    loader = getattr(models, "load_llama_cpp", None)
-    if loader is not None:
-        return loader()
-    import llama_cpp
-
-    return llama_cpp
+    return load_llama_cpp()
 
 
 class _PrefixCache:
@@ -311,7 +221,7 @@ class _PrefixCache:
         llm.eval(tokens)
         state = llm.save_state()
         try:
-            from .config import ensure_private_dir
+            from ..config import ensure_private_dir
 
             ensure_private_dir(self.folder)
             tmp = path.with_suffix(f".tmp{os.getpid()}")
@@ -327,125 +237,4 @@ class _PrefixCache:
 # ---------------------------------------------------------------------------------------
 # OpenAI-compatible server over HTTP (SSE)
 
-
-class OpenAIGenerator:
-    """Chat completions from an OpenAI-compatible server (`llm_url`, e.g. http://127.0.0.1:8080/v1)."""
-
-    def __init__(self, base_url: str, *, api_key: str = "", model: str = "", n_ctx: int = 2048,
-                 timeout: float = 120.0):
-        parts = urlsplit(base_url.rstrip("/"))
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ModelError(f"llm_url must be an http(s) URL, got {base_url!r}",
-                             hint="For example: http://127.0.0.1:8080/v1")
-        self.base_url = base_url.rstrip("/")
-        self._parts = parts
-        self.api_key = api_key
-        self.model = model
-        self.model_name = model or f"server {parts.netloc}"
-        self.n_ctx = n_ctx
-        self.timeout = timeout
-
-    def start_loading(self) -> None:
-        pass
-
-    # No tokenizer here: estimate conservatively (English BPE averages ~4 chars per token).
-    def count_text(self, text: str) -> int:
-        return len(text.encode("utf-8")) // 3 + 1
-
-    def count_tokens(self, messages: Sequence[Message]) -> int:
-        return sum(self.count_text(m["content"]) + 6 for m in messages) + 4
-
-    def _connection(self) -> http.client.HTTPConnection:
-        cls = http.client.HTTPSConnection if self._parts.scheme == "https" else http.client.HTTPConnection
-        return cls(self._parts.hostname, self._parts.port, timeout=self.timeout)
-
-    def generate(self, messages: Sequence[Message], *, max_tokens: int, temperature: float,
-                 on_token: OnToken | None = None) -> Generation:
-        body = {"messages": list(messages), "max_tokens": max_tokens, "temperature": temperature,
-                "stop": STOP, "stream": True}
-        if self.model:
-            body["model"] = self.model
-        headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        path = (self._parts.path or "") + "/chat/completions"
-        out = _Collector(on_token)
-        usage: dict = {}
-        finish = None
-        conn = self._connection()
-        try:
-            try:
-                conn.request("POST", path, body=json.dumps(body).encode(), headers=headers)
-                resp = conn.getresponse()
-            except OSError as exc:
-                raise ModelError(f"cannot reach the generation server at {self.base_url}: {exc}",
-                                 hint="Start it, fix llm_url, or unset it to run the model "
-                                      "in-process.") from None
-            if resp.status != 200:
-                detail = resp.read(500).decode("utf-8", "replace").strip()
-                raise ModelError(f"generation server answered HTTP {resp.status}: {detail}",
-                                 hint="Check llm_url, llm_api_key and the model name.")
-            for event in _sse_events(resp):
-                if event == "[DONE]":
-                    break
-                try:
-                    data = json.loads(event)
-                except json.JSONDecodeError:
-                    continue
-                if "error" in data:
-                    raise ModelError(f"generation server error: {data['error']}")
-                usage = data.get("usage") or usage
-                for choice in data.get("choices") or []:
-                    out.add((choice.get("delta") or {}).get("content") or "")
-                    finish = choice.get("finish_reason") or finish
-        except (OSError, http.client.HTTPException) as exc:
-            raise ModelError(f"the generation server dropped the answer: {exc}") from None
-        finally:
-            conn.close()
-        text = out.text
-        return Generation(text, int(usage.get("prompt_tokens") or self.count_tokens(messages)),
-                          int(usage.get("completion_tokens") or self.count_text(text) if text else 0),
-                          out.first, out.elapsed(), finish)
-
-    def close(self) -> None:
-        pass
-
-
-def _sse_events(resp) -> Iterator[str]:
-    """The data payloads of a text/event-stream response, one per event."""
-    data: list[str] = []
-    while True:
-        raw = resp.readline()
-        if not raw:
-            break
-        line = raw.decode("utf-8", "replace").rstrip("\r\n")
-        if not line:
-            if data:
-                yield "\n".join(data)
-                data = []
-            continue
-        if line.startswith(":"):
-            continue
-        field, _, value = line.partition(":")
-        if field == "data":
-            data.append(value[1:] if value.startswith(" ") else value)
-    if data:
-        yield "\n".join(data)
-
-
-# ---------------------------------------------------------------------------------------
-
-
-def make_generator(config: Config) -> Generator:
-    """The configured generator: a server when llm_url is set, else llama.cpp in-process."""
-    if config.llm_url:
-        # with a server, llm_model names the server's model (empty: its default)
-        return OpenAIGenerator(config.llm_url, api_key=config.llm_api_key,
-                               model=config.llm_model, n_ctx=config.n_ctx)
-    from .models import resolve_llm_model
-
-    spec = resolve_llm_model(config)
-    return LlamaGenerator(spec.path, n_ctx=config.n_ctx, n_threads=config.n_threads,
-                          n_gpu_layers=config.n_gpu_layers, cache_dir=config.data_dir / "cache",
-                          model_name=spec.path.name)
 

@@ -20,19 +20,14 @@ box (figures in its docstring); what mattered, biggest first:
 
 from __future__ import annotations
 
-import hashlib
 import queue
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
 
 import numpy as np
 
-from .config import Config
-from .errors import ModelError
-
-Progress = Callable[[str], None]
+from ..errors import ModelError
 
 # MiniLM was trained on 256 word pieces including [CLS] and [SEP].
 MINILM_MAX_TOKENS = 254
@@ -41,33 +36,6 @@ DEFAULT_BATCH_TOKENS = 512
 _MAX_SEQS = 64  # sequences per batch; llama.cpp's limit is LLAMA_MAX_SEQ (256)
 
 
-class Embedder(Protocol):
-    model_id: str  # stable id of the model, part of the index fingerprint
-    dim: int
-    max_tokens: int  # the most word pieces a chunk may have (without special tokens)
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """(n, dim) float32, L2-normalised rows."""
-        ...
-
-    def count_tokens(self, text: str) -> int:
-        """Model tokens in ``text``, without special tokens."""
-        ...
-
-
-def file_digest(path: Path) -> str:
-    """sha256 of a model file (hex); large files are sampled so this stays fast."""
-    size = path.stat().st_size
-    digest = hashlib.sha256(str(size).encode())
-    with path.open("rb") as handle:
-        if size <= 256 << 20:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-        else:  # header (metadata, tensor table) + evenly spaced samples of the weights
-            for i in range(64):
-                handle.seek(size * i // 64)
-                digest.update(handle.read(1 << 20))
-    return digest.hexdigest()
 
 
 _backend_lock = threading.Lock()
@@ -77,7 +45,7 @@ _backend_ready = False
 def _llama():
     """Import llama_cpp on first use, with llama.cpp's logging silenced, backend ready."""
     global _backend_ready
-    from .models import load_llama_cpp
+    from ..models.llama import load_llama_cpp
 
     llama_cpp = load_llama_cpp()
     with _backend_lock:
@@ -299,31 +267,3 @@ def _pack(order: list[int], seqs: list[list[int]], max_tokens: int, max_seqs: in
         used += len(seqs[i])
     if group:
         yield group
-
-
-_digests: dict[tuple[str, int, int], str] = {}
-
-
-def model_id_for(path: Path, name: str) -> str:
-    """``name@<12 hex of sha256>``: changes whenever the weights change."""
-    stat = path.stat()
-    key = (str(path), stat.st_size, stat.st_mtime_ns)
-    if key not in _digests:
-        _digests[key] = file_digest(path)
-    return f"{name}@{_digests[key][:12]}"
-
-
-def make_embedder(config: Config, progress: Progress | None = None) -> Embedder:
-    """The embedder the configuration asks for (the built-in MiniLM unless embed_model is set)."""
-    from .models import EMBED_NAME, resolve_embed_model
-
-    spec = resolve_embed_model(config, progress)
-    builtin = not config.embed_model
-    name = EMBED_NAME if builtin else spec.path.stem
-    return LlamaEmbedder(
-        spec.path,
-        model_id=model_id_for(spec.path, name),
-        n_threads=config.n_threads,
-        n_gpu_layers=config.n_gpu_layers,
-        max_tokens=MINILM_MAX_TOKENS if builtin else None,
-    )

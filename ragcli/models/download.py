@@ -9,7 +9,7 @@
   announces (Hugging Face's ``X-Linked-Etag``, or an ETag that is a 64-hex digest), then
   checked to be a whole GGUF file, and only then renamed into place.
 
-Never prints: progress reaches the caller through ``on_progress(done, total)``.
+Never prints: progress reaches the caller as ``Progress`` events (task "Downloading", bytes).
 """
 
 from __future__ import annotations
@@ -21,14 +21,13 @@ import re
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit
 
-from .errors import DownloadError, UsageError
+from ..errors import DownloadError, UsageError
+from ..progress import ProgressFn, report
 
-OnProgress = Callable[[int, int | None], None]
 HF_ENDPOINT = "https://huggingface.co"
 CHUNK = 1 << 20
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
@@ -100,7 +99,7 @@ def _sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def download(url: str, dest: Path, *, sha256: str | None = None, on_progress: OnProgress | None = None,
+def download(url: str, dest: Path, *, sha256: str | None = None, on_progress: ProgressFn | None = None,
              retries: int = 3, timeout: float = 30.0, check_gguf: bool = True) -> Path:
     """Fetch ``url`` into ``dest`` via ``dest.part``, resuming and checking. Returns ``dest``."""
     dest = Path(dest)
@@ -131,8 +130,8 @@ def download(url: str, dest: Path, *, sha256: str | None = None, on_progress: On
             raise DownloadError(f"checksum mismatch for {dest.name}: got {got}, expected {expected} ({source})",
                                 hint="The partial file was removed; check the checksum or the source and try again.")
     if check_gguf:
-        from .errors import ModelError
-        from .models import read_gguf_info
+        from ..errors import ModelError
+        from .gguf import read_gguf_info
 
         try:
             read_gguf_info(part)
@@ -148,7 +147,7 @@ class _Transient(Exception):
     """A failure worth retrying (dropped connection, timeout, 5xx)."""
 
 
-def _fetch(url: str, part: Path, on_progress: OnProgress | None, timeout: float):
+def _fetch(url: str, part: Path, on_progress: ProgressFn | None, timeout: float):
     """One request: append to ``part`` from where it stops. Returns (announced sha256, total)."""
     have = part.stat().st_size if part.exists() else 0
     request = urllib.request.Request(url, headers={"User-Agent": "ragcli", "Accept-Encoding": "identity"})
@@ -184,8 +183,7 @@ def _fetch(url: str, part: Path, on_progress: OnProgress | None, timeout: float)
         else:  # 200: the server ignored Range (or there was nothing to resume)
             total = int(length) if length and length.isdigit() else None
             have, mode = 0, "wb"
-        if on_progress is not None:
-            on_progress(have, total)
+        report(on_progress, "Downloading", have, total)
         try:
             with part.open(mode) as handle:
                 while True:
@@ -194,8 +192,7 @@ def _fetch(url: str, part: Path, on_progress: OnProgress | None, timeout: float)
                         break
                     handle.write(block)
                     have += len(block)
-                    if on_progress is not None:
-                        on_progress(have, total)
+                    report(on_progress, "Downloading", have, total)
         except (OSError, http.client.HTTPException) as exc:
             raise _Transient(f"connection dropped at byte {have}: {exc}") from None
     if total is not None and have < total:
@@ -217,7 +214,7 @@ def _start_from_content_range(value: str | None) -> int | None:
 
 
 def pull(name: str, models_dir: Path, *, sha256: str | None = None, filename: str | None = None,
-         on_progress: OnProgress | None = None, force: bool = False) -> Path:
+         on_progress: ProgressFn | None = None, force: bool = False) -> Path:
     """Download a model by name or URL into ``models_dir``; an existing file is kept unless
     ``force`` (and is checked against ``sha256`` when one is given)."""
     remote = resolve_name(name)
@@ -227,7 +224,7 @@ def pull(name: str, models_dir: Path, *, sha256: str | None = None, filename: st
             raise DownloadError(f"{dest} exists with another checksum",
                                 hint="Use --force to download it again.")
         return dest
-    from .config import ensure_private_dir
+    from ..config import ensure_private_dir
 
     ensure_private_dir(Path(models_dir))
     return download(remote.url, dest, sha256=sha256, on_progress=on_progress)

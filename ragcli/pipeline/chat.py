@@ -10,12 +10,14 @@ the previous question is shown to the model as context. Never prints.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from .answer import Answer, answer
-from .config import Config
-from .generate import Generator, OnToken
-from .prompt import query_terms
+from ..config import Config
+from ..generate import Generator, OnToken
+from ..types import Answer
+from ..words import query_terms
+from .answer import answer
+from .session import Session
 
 _FOLLOW_UP_START = re.compile(
     r"^\s*(and|but|also|so|then|or|what about|how about|and what|same for|why|"
@@ -41,18 +43,17 @@ class Turn:
     answer: Answer
 
 
-@dataclass
 class ChatSession:
-    config: Config
-    generator: Generator | None = None
-    turns: list[Turn] = field(default_factory=list)
-    _searcher: object = None
+    """The turns of one conversation, and a ``Session`` that keeps the model and index loaded."""
 
-    def __post_init__(self) -> None:
-        if self.generator is None:
-            from .generate import make_generator
-
-            self.generator = make_generator(self.config)
+    def __init__(self, config: Config, generator: Generator | None = None):
+        self.config = config
+        self.session = Session(config)
+        if generator is not None:
+            self.session.use_generator(generator)
+        self.generator = self.session.generator
+        self.turns: list[Turn] = []
+        self._searcher = None
 
     def retrieval_query(self, question: str) -> tuple[str, str]:
         """(what to search, earlier question for the prompt) for a new question."""
@@ -67,16 +68,14 @@ class ChatSession:
     @property
     def searcher(self):
         if self._searcher is None:
-            from .retrieve import Searcher
+            from ..retrieve import Searcher
 
-            self._searcher = Searcher(self.config)
+            self.generator.preload()  # first question: the model loads while the index opens
+            self._searcher = Searcher(self.config, self.session.open_reader())
         return self._searcher
 
     def ask(self, question: str, on_token: OnToken | None = None) -> Answer:
         query, context = self.retrieval_query(question)
-        start_loading = getattr(self.generator, "start_loading", None)
-        if self._searcher is None and start_loading is not None:
-            start_loading()  # first question: the model loads while the index opens
         result = answer(self.config, question, generator=self.generator, on_token=on_token,
                         retrieval_query=query, context=context, searcher=self.searcher)
         self.turns.append(Turn(question, query, result))
@@ -90,8 +89,5 @@ class ChatSession:
         self.turns.clear()
 
     def close(self) -> None:
-        if self._searcher is not None:
-            self._searcher.close()
-            self._searcher = None
-        if self.generator is not None:
-            self.generator.close()
+        self._searcher = None
+        self.session.close()

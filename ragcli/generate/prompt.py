@@ -10,15 +10,11 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from .errors import ModelError
-from .types import Hit
-
-Message = dict[str, str]
-
-if TYPE_CHECKING:
-    from .generate import Generator
+from ..errors import ModelError
+from ..types import Hit
+from ..words import query_terms
+from .base import Generator, Message
 
 # Kept first and constant: its evaluated KV state is reused across runs (see _PrefixCache).
 SYSTEM_PROMPT = (
@@ -28,24 +24,6 @@ SYSTEM_PROMPT = (
     "Answer briefly."
 )
 ANSWER_INSTRUCTION = "Answer in one or two sentences using the sources above, and cite them like [1]."
-
-_WORD = re.compile(r"[a-z0-9]+")
-_STOP = frozenset(
-    "a an and are as at be by can do does for from how i if in into is it its me my of on or "
-    "the this that to was what when where which who why will with you your yours".split())
-
-
-def query_terms(text: str) -> set[str]:
-    """Content words of a question, crudely stemmed (plural/verb endings)."""
-    return {_stem(w) for w in _WORD.findall(text.lower()) if w not in _STOP and len(w) > 1}
-
-
-def _stem(word: str) -> str:
-    for suffix in ("ing", "ed", "es", "s"):
-        if len(word) > len(suffix) + 3 and word.endswith(suffix):
-            return word[: -len(suffix)]
-    return word
-
 
 def source_label(hit: Hit) -> str:
     """`Title › Section › Sub (p. N)`: what introduces a source in the prompt (short: every

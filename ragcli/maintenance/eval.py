@@ -23,18 +23,16 @@ import json
 import math
 import os
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .config import Config
-from .errors import UsageError
+from ..config import Config
+from ..errors import UsageError
+from ..progress import ProgressFn, report
 
 EVAL_VERSION = 1  # bump when the way documents become chunks changes
 RUN_DEPTH = 100  # documents per query in the run file and for recall@100
-WRITE_BATCH = 64  # documents embedded and written per transaction
-
-Progress = Callable[[str, dict], None]
 
 
 @dataclass
@@ -63,7 +61,7 @@ class EvalReport:
     index_dir: str
     per_query: dict[str, dict[str, float]] = field(default_factory=dict, repr=False)
 
-    def as_dict(self) -> dict:
+    def to_json(self) -> dict:
         return {"dataset": self.dataset, "mode": self.mode, "queries": self.queries,
                 "ndcg@10": round(self.ndcg_10, 4), "recall@10": round(self.recall_10, 4),
                 "recall@100": round(self.recall_100, 4), "mrr@10": round(self.mrr_10, 4),
@@ -171,7 +169,7 @@ def eval_cache_root(env: dict[str, str] | None = None) -> Path:
 
 def eval_config(config: Config, data: BeirData, folder: Path, cache_root: Path | None = None) -> Config:
     """A Config whose index lives in the eval cache, keyed by corpus + embedding + chunking."""
-    from .ingest.chunk import CHUNKER_VERSION
+    from ..ingest.chunk import CHUNKER_VERSION
 
     settings = {"corpus": data.corpus_hash, "embed_model": config.embed_model, "tokens": config.chunk_tokens,
                 "overlap": config.chunk_overlap, "chunker": CHUNKER_VERSION, "eval": EVAL_VERSION}
@@ -182,64 +180,36 @@ def eval_config(config: Config, data: BeirData, folder: Path, cache_root: Path |
     return dataclasses.replace(config, data_dir=root / f"{name}-{key}", chroma_url="")
 
 
-def build_eval_index(config: Config, data: BeirData, embedder, progress: Progress | None = None) -> tuple[int, int, int]:
-    """Index every document (skipping those already there); returns (docs, chunks, embedded)."""
-    from .ingest.chunk import chunk_document
-    from .pipeline import index_fingerprint
-    from .errors import IndexMismatchError
-    from .store import FileUpdate, Index
-    from .store.manifest import FileRecord, StoredChunk, vector_key
-    from .types import Document, Section
+def build_eval_index(config: Config, data: BeirData, embedder, progress: ProgressFn | None = None) -> tuple[int, int, int]:
+    """Index every document (skipping those already there) through the same path as notes
+    (``Indexer.add_documents``): each BEIR document is a "file" whose path is its ``_id``.
+    Returns (docs, chunks, embedded)."""
+    from ..pipeline.indexing import IndexReport, Indexer
+    from ..store import FileRecord
+    from ..types import Document, Section
 
-    budget = min(config.chunk_tokens, embedder.max_tokens)  # as pipeline._prepare does for notes
-    with Index.open_writer(config, role="eval") as idx:
-        wanted = index_fingerprint(config, embedder)
-        try:
-            idx.check_fingerprint(wanted, rebuild=False)
-        except IndexMismatchError:  # e.g. a new conversion of the model: a throwaway index starts over
-            idx.check_fingerprint(wanted, rebuild=True)
-        known = {path: rec.hash for path, rec in idx.manifest.files().items()}
+    with Indexer(config, role="eval", progress=progress) as indexer:
+        indexer.session.use_embedder(embedder)
+        known = {path: rec.hash for path, rec in indexer.idx.files().items()}
+        report = IndexReport(roots=[str(data.corpus_hash[:16])])
         stale = [p for p in known if p not in data.corpus]
         if stale:
-            idx.write([], stale)
+            indexer.remove(stale, report)
         todo = []
         for doc_id, (title, text) in data.corpus.items():
             digest = hashlib.sha256(f"{title}\x00{text}".encode()).hexdigest()
             if known.get(doc_id) != digest:
                 todo.append((doc_id, title, text, digest))
-        _emit(progress, "start", total=len(todo), docs=len(data.corpus))
-        embedded = 0
-        for start in range(0, len(todo), WRITE_BATCH):
-            updates = []
-            for doc_id, title, text, digest in todo[start:start + WRITE_BATCH]:
-                doc = Document(path=doc_id, title=title, sections=[Section((), text, 1, 1)])
-                chunks = chunk_document(doc, embedder.count_tokens, budget, config.chunk_overlap)
-                record = FileRecord(path=doc_id, root=str(data.corpus_hash[:16]), size=len(text), mtime_ns=0,
-                                    hash=digest, title=title, indexed_at=time.time())
-                stored = [StoredChunk(c, vector_key(embedder.model_id, c.embed_text())) for c in chunks]
-                updates.append(FileUpdate(record, stored))
-            keys = [s.vec_key for u in updates for s in u.chunks]
-            cached = idx.manifest.cached_vectors(keys, embedder.dim)
-            texts = {}
-            for u in updates:
-                for s in u.chunks:
-                    if s.vec_key not in cached:
-                        texts.setdefault(s.vec_key, s.chunk.embed_text())
-            fresh = dict(zip(texts, embedder.embed(list(texts.values())))) if texts else {}
-            embedded += len(fresh)
-            for u in updates:
-                u.vectors = {s.vec_key: fresh[s.vec_key] for s in u.chunks if s.vec_key in fresh}
-            idx.write(updates)
-            _emit(progress, "docs", done=min(start + WRITE_BATCH, len(todo)), total=len(todo), embedded=embedded)
-        idx.manifest.prune_vectors()
-        idx.manifest.db.commit()
-        docs, chunks = idx.manifest.counts()
-    return docs, chunks, embedded
-
-
-def _emit(progress: Progress | None, event: str, **data) -> None:
-    if progress is not None:
-        progress(event, data)
+        now = time.time()
+        docs = ((FileRecord(path=doc_id, root=report.roots[0], size=len(text), mtime_ns=0, hash=digest,
+                            title=title, indexed_at=now),
+                 Document(path=doc_id, title=title, sections=[Section((), text, 1, 1)]))
+                for doc_id, title, text, digest in todo)
+        # A throwaway index built by another conversion of the model starts over.
+        indexer.add_documents(docs, report, total=len(todo), start_over_on_mismatch=True)
+        indexer.idx.prune()
+        files, chunks = indexer.idx.counts()
+    return files, chunks, report.embedded
 
 
 # --------------------------------------------------------------------------- running
@@ -274,11 +244,11 @@ def write_run(path: Path, runs: dict[str, list[tuple[str, float]]], tag: str) ->
 
 
 def evaluate(config: Config, folder: Path, mode: str | None = None, run_file: Path | None = None,
-             progress: Progress | None = None, cache_root: Path | None = None,
+             progress: ProgressFn | None = None, cache_root: Path | None = None,
              query_ids: Sequence[str] | None = None, embedder=None, fusion=None) -> EvalReport:
     """Index a BEIR folder into its own cached index, run its judged queries, score them."""
-    from .retrieve import MODES, Searcher
-    from .store import Index
+    from ..retrieve import MODES, Searcher
+    from ..store import Index
 
     mode = mode or "hybrid"
     if mode not in MODES:
@@ -287,9 +257,9 @@ def evaluate(config: Config, folder: Path, mode: str | None = None, run_file: Pa
     data = load_beir(folder)
     econfig = eval_config(config, data, folder, cache_root)
     if embedder is None:
-        from .embed import make_embedder
+        from ..embed import make_embedder
 
-        embedder = make_embedder(econfig, progress=lambda msg: _emit(progress, "message", text=msg))
+        embedder = make_embedder(econfig, progress=progress)
     started = time.monotonic()
     docs, chunks, embedded = build_eval_index(econfig, data, embedder, progress)
     index_seconds = time.monotonic() - started
@@ -304,7 +274,7 @@ def evaluate(config: Config, folder: Path, mode: str | None = None, run_file: Pa
             t0 = time.perf_counter()
             runs[qid] = rank_documents(searcher, data.queries[qid], mode)
             times.append((time.perf_counter() - t0) * 1000)
-            _emit(progress, "query", done=n, total=len(qids))
+            report(progress, "Queries", n, len(qids))
     finally:
         searcher.close()
     per_query = {qid: score_query([d for d, _ in runs[qid]], data.qrels[qid]) for qid in qids}

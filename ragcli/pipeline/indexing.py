@@ -1,0 +1,329 @@
+"""The index flow: discover -> parse -> chunk -> embed -> store, incrementally.
+
+Stage functions never print: progress goes through a callback, results come back as an
+``IndexReport``. An unchanged file costs one ``stat``; a file whose mtime moved but whose
+bytes did not costs one read and a hash; only changed files are parsed and embedded, and
+their chunks replaced exactly.
+
+There is one way into the index for content: ``Indexer.add_documents``. Files from a notes
+folder reach it through ``Indexer.run`` (discover, plan, parse); ``rag eval`` feeds it the
+documents of a BEIR corpus. Both are chunked, embedded (what the vector cache lacks) and
+written in the same batches by the same code.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from ..config import Config
+from ..errors import IndexMismatchError, UsageError
+from ..ingest.chunk import chunk_document, chunker_settings
+from ..progress import ProgressFn, report as report_progress
+from ..store import FileRecord, FileUpdate, Fingerprint, StoredChunk, content_hash, vector_key
+from ..types import Document, FileFailure
+from .session import Session
+
+FLUSH_CHUNKS = 128  # chunks embedded and written per transaction
+FLUSH_FILES = 64
+
+
+@dataclass
+class IndexReport:
+    roots: list[str]
+    files_seen: int = 0
+    files_indexed: int = 0
+    files_unchanged: int = 0
+    files_removed: int = 0
+    files_failed: list[FileFailure] = field(default_factory=list)
+    chunks_added: int = 0
+    chunks_removed: int = 0
+    embedded: int = 0  # chunks embedded by this run (the rest came from the vector cache)
+    seconds: float = 0.0
+    warnings: list[dict] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        data = asdict(self)
+        data["files_failed"] = [asdict(f) for f in self.files_failed]
+        return data
+
+
+def resolve_roots(index, paths: Sequence[Path] | None) -> list[Path]:
+    """The folders to index: the ones given (as the user wrote them, made absolute), else the
+    remembered ones. A path reached through a symlink keeps the user's spelling, so results
+    cite the paths they know; a new spelling of a folder already indexed (the link and its
+    target) keeps the remembered one, so no note is indexed twice."""
+    remembered = [Path(p) for p in index.roots()]
+    if paths:
+        by_real = {os.path.realpath(r): r for r in remembered}
+        roots = []
+        for p in paths:
+            given = Path(os.path.abspath(Path(p).expanduser()))
+            roots.append(by_real.get(os.path.realpath(given), given))
+    else:
+        roots = remembered
+        if not roots:
+            raise UsageError("no folder to index yet", hint="Give one: rag index ~/notes")
+    for root in roots:
+        if not root.exists():
+            raise UsageError(f"{root}: no such folder (or not reachable)",
+                             hint="Check the path; a missing root is never treated as 'all deleted'.")
+    return roots
+
+
+class Indexer:
+    """A writing session on the index: holds the write lock, and loads the embedder and
+    the parser worker once, so a long-lived writer (the watcher) pays for them once."""
+
+    def __init__(self, config: Config, role: str = "index", progress: ProgressFn | None = None,
+                 wait: float = 0.0, cancel: threading.Event | None = None):
+        self.config = config
+        self.progress = progress
+        self.session = Session(config, progress, cancel)
+        self.idx = self.session.open_writer(role=role, wait=wait)
+        self._fingerprint_checked = False
+
+    def close(self) -> None:
+        self.session.close()
+
+    def __enter__(self) -> "Indexer":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- models, loaded when a file needs them -----------------------------------------------
+    def embedder(self, rebuild: bool = False, start_over_on_mismatch: bool = False):
+        """The embedder, with the index's fingerprint checked (or adopted) on first use."""
+        embedder = self.session.embedder
+        if not self._fingerprint_checked or rebuild:
+            wanted = Fingerprint(embedder.model_id, int(embedder.dim), chunker_settings(self.config))
+            try:
+                self.idx.adopt_fingerprint(wanted, rebuild=rebuild)
+            except IndexMismatchError:
+                if not start_over_on_mismatch:
+                    raise
+                self.idx.adopt_fingerprint(wanted, rebuild=True)
+            self._fingerprint_checked = True
+        return embedder
+
+    def warm_up(self) -> None:
+        """Load the embedder and the parser now (the watcher: the first save is not slowed)."""
+        self.embedder()
+        self.session.parser  # noqa: B018 - the property starts the parse worker
+
+    # -- files -------------------------------------------------------------------------------
+    def run(self, paths: Sequence[Path] | None = None, rebuild: bool = False,
+            scope: Sequence[Path] | None = None) -> IndexReport:
+        """Index ``paths`` (default: the remembered roots); ``scope`` limits it to some files."""
+        started = time.monotonic()
+        roots = resolve_roots(self.idx, paths)
+        if paths:
+            self.idx.remember_roots(map(str, roots))
+        report = IndexReport(roots=[str(r) for r in roots])
+        if rebuild:
+            self.embedder(rebuild=True)
+        else:
+            self.idx.check_chunker(chunker_settings(self.config))
+        self._sync_files(roots, report, scope)
+        report.seconds = round(time.monotonic() - started, 3)
+        return report
+
+    def _sync_files(self, roots: list[Path], report: IndexReport, scope: Sequence[Path] | None) -> None:
+        """Reconcile the index with what is on disk under ``roots`` (or only within ``scope``)."""
+        from ..ingest.discover import Found
+
+        exclude = [self.config.data_dir, self.config.index_dir]
+        found: dict[str, Found] = {}
+        for item in _discover(roots, exclude, scope):
+            if isinstance(item, Found):
+                found[str(item.path)] = item
+            else:
+                report.files_failed.append(FileFailure(str(item.path), item.reason))
+        report.files_seen = len(found)
+        areas = [str(a) for a in (scope if scope is not None else roots)]
+        plan = self.idx.plan({p: (f.size, f.mtime_ns) for p, f in found.items()}, areas)
+        todo = set(plan.new) | self._changed(plan.suspects, found)
+        report.files_unchanged = len(found) - len(todo)
+        for path in sorted(self.idx.dependents(todo | set(plan.removed)) - todo):
+            item = found.get(path) or _found(path, roots)  # a note embedding a changed note
+            if item is not None:
+                found[path] = item
+                todo.add(path)
+        report_progress(self.progress, "Indexing", 0, len(todo))
+        if plan.removed:
+            report.chunks_removed += self.idx.remove(plan.removed)
+            report.files_removed = len(plan.removed)
+        if todo:
+            from ..ingest import NoteResolver
+
+            resolver = NoteResolver.from_paths([Path(p) for p in set(found) | set(self.idx.files())], roots)
+            docs = self._parse_all([found[p] for p in sorted(todo)], resolver, roots, report)
+            self.add_documents(docs, report, total=len(todo))
+        self.idx.prune()
+
+    def _changed(self, suspects: dict[str, str], found: dict) -> set[str]:
+        """Suspects whose bytes changed; the others get their new size and mtime recorded."""
+        changed, touched = set(), []
+        for path, recorded in suspects.items():
+            if _hash_file(found[path].path) == recorded:
+                touched.append((path, found[path].size, found[path].mtime_ns))
+            else:
+                changed.add(path)
+        self.idx.mark_unchanged(touched)
+        return changed
+
+    def _parse_all(self, items: list, resolver, roots: list[Path], report: IndexReport):
+        """(record, document) for each file that parses; failures are recorded, never raised."""
+        from ..ingest import ParseError
+        from ..ingest.discover import root_of
+
+        for item in items:
+            self.session.check_cancelled()
+            path = item.path
+            try:
+                doc = self.session.parser.parse(path, resolver)
+            except ParseError as exc:
+                report.files_failed.append(FileFailure(str(path), str(exc)))
+                yield None
+                continue
+            except OSError as exc:
+                report.files_failed.append(FileFailure(str(path), f"cannot read: {exc.strerror or exc}"))
+                yield None
+                continue
+            for warning in doc.warnings:
+                report.warnings.append({"path": str(path), "warning": warning})
+            root = root_of(path, roots) or path.parent
+            yield FileRecord(path=str(path), root=str(root), size=item.size, mtime_ns=item.mtime_ns,
+                             hash=doc.sha256, title=doc.title, tags=tuple(doc.tags), date=doc.date,
+                             embeds=tuple(doc.embeds), warnings=tuple(doc.warnings),
+                             indexed_at=time.time()), doc
+
+    # -- documents: the one way content enters the index --------------------------------------
+    def add_documents(self, docs: Iterable[tuple[FileRecord, Document] | None], report: IndexReport,
+                      total: int | None = None, start_over_on_mismatch: bool = False) -> None:
+        """Chunk, embed what the cache lacks, and write, in batches of whole documents.
+
+        A ``None`` item stands for a document that could not be read (counted, nothing written).
+        """
+        pending: list[tuple[FileRecord, list[StoredChunk]]] = []
+        pending_chunks = done = 0
+        chunks_seen = 0
+        for item in docs:
+            done += 1
+            path = ""
+            if item is not None:
+                embedder = self.embedder(start_over_on_mismatch=start_over_on_mismatch)
+                stored = self._chunk(item[1], embedder)
+                pending.append((item[0], stored))
+                pending_chunks += len(stored)
+                chunks_seen += len(stored)
+                path = f"{item[0].path} ({len(stored)} chunks)"
+            report_progress(self.progress, "Indexing", done, total, note=f"{chunks_seen} chunks", item=path)
+            if pending_chunks >= FLUSH_CHUNKS or len(pending) >= FLUSH_FILES:
+                self._flush(pending, report)
+                pending, pending_chunks = [], 0
+        if pending:
+            self._flush(pending, report)
+
+    def remove(self, paths: Sequence[str], report: IndexReport) -> None:
+        report.chunks_removed += self.idx.remove(list(paths))
+        report.files_removed += len(paths)
+
+    def _chunk(self, doc: Document, embedder) -> list[StoredChunk]:
+        budget = min(self.config.chunk_tokens, embedder.max_tokens)
+        chunks = chunk_document(doc, embedder.count_tokens, budget, self.config.chunk_overlap)
+        aliases = " ".join(doc.aliases)
+        return [StoredChunk(c, vector_key(embedder.model_id, c.embed_text()), aliases) for c in chunks]
+
+    def _flush(self, pending: list[tuple[FileRecord, list[StoredChunk]]], report: IndexReport) -> None:
+        """Embed what the cache lacks, then write the batch of files in one transaction."""
+        self.session.check_cancelled()
+        embedder = self.embedder()
+        keys = [s.vec_key for _rec, stored in pending for s in stored]
+        cached = self.idx.cached_vectors(keys)
+        texts: dict[str, str] = {}
+        for _rec, stored in pending:
+            for s in stored:
+                if s.vec_key not in cached:
+                    texts.setdefault(s.vec_key, s.chunk.embed_text())
+        fresh: dict = {}
+        items = list(texts.items())
+        for start in range(0, len(items), FLUSH_CHUNKS):
+            part = items[start:start + FLUSH_CHUNKS]
+            got = dict(zip((k for k, _t in part), embedder.embed([t for _k, t in part])))
+            if len(items) > FLUSH_CHUNKS:
+                # A big file embeds over several slices: each is cached and committed (harmless on
+                # its own, step 1 of the write protocol), so a run killed half-way through keeps
+                # what it embedded and the next run gets further instead of starting over.
+                self.idx.cache_vectors(got.items())
+                self.session.check_cancelled()
+            fresh.update(got)
+        report.embedded += len(fresh)
+        updates = [FileUpdate(rec, stored, {s.vec_key: fresh[s.vec_key] for s in stored if s.vec_key in fresh})
+                   for rec, stored in pending]
+        added, removed = self.idx.apply(updates)
+        report.chunks_added += added
+        report.chunks_removed += removed
+        report.files_indexed += len(pending)
+
+
+def index(config: Config, paths: Sequence[Path] | None = None, rebuild: bool = False,
+          progress: ProgressFn | None = None, role: str = "index") -> IndexReport:
+    """Build or update the index for ``paths`` (default: the remembered roots)."""
+    with Indexer(config, role=role, progress=progress) as indexer:
+        return indexer.run(paths, rebuild=rebuild)
+
+
+def remembered_roots(config: Config) -> list[str]:
+    """The folders indexed before (none when there is no index yet)."""
+    from ..store import Index, index_exists
+
+    if not index_exists(config):
+        return []
+    idx = Index.open_reader(config)
+    try:
+        return idx.roots()
+    finally:
+        idx.close()
+
+
+def _found(path: str, roots: list[Path]):
+    from ..ingest.discover import Found, classify
+
+    verdict = classify(Path(path), roots)
+    return verdict if isinstance(verdict, Found) else None
+
+
+def _discover(roots: list[Path], exclude: list[Path], scope: Sequence[Path] | None):
+    """Everything under the roots, or only what lies in ``scope``, judged by the same rules."""
+    from ..ingest.discover import classify, discover
+
+    if scope is None:
+        yield from discover(roots, exclude=exclude)
+        return
+    seen: set[str] = set()
+    for area in scope:
+        area = Path(area)
+        if area.is_dir() and not area.is_symlink():
+            paths = [Path(d) / f for d, _dirs, files in os.walk(area) for f in files]
+        else:
+            paths = [area]
+        for path in sorted(paths):
+            if str(path) in seen:
+                continue
+            seen.add(str(path))
+            verdict = classify(path, roots, exclude)
+            if verdict is not None:
+                yield verdict
+
+
+def _hash_file(path: Path) -> str | None:
+    try:
+        return content_hash(path.read_bytes())
+    except OSError:
+        return None

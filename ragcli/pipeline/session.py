@@ -1,0 +1,123 @@
+"""``Session``: what one command (or the watcher) has loaded, and the order it is let go.
+
+A command creates one Session and closes it when done. The session opens the index (as a
+reader, or as the one writer), and loads the embedder, the parse worker and the generator
+only when first asked, so `rag index` on an unchanged vault never loads a model and
+`rag search` never starts a parse worker. ``close`` releases them in reverse: the
+generator, the parser's child process, the embedder, then the index (and its write lock).
+
+Cancellation is a flag, not an exception thrown from a signal handler: whoever wants a
+run to stop sets ``cancel`` (a signal handler may), and the pipeline checks it between
+files and batches, where stopping loses nothing but the batch not yet written.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from ..config import Config
+from ..errors import Cancelled
+from ..progress import ProgressFn
+
+
+class Session:
+    def __init__(self, config: Config, progress: ProgressFn | None = None,
+                 cancel: threading.Event | None = None):
+        self.config = config
+        self.progress = progress
+        self.cancel = cancel or threading.Event()
+        self._index = None
+        self._embedder = None
+        self._own_embedder = False
+        self._parser = None
+        self._generator = None
+        self._own_generator = False
+
+    # -- the index --------------------------------------------------------------------------
+    def open_writer(self, role: str = "index", wait: float = 0.0):
+        from ..store import Index
+
+        if self._index is None:
+            self._index = Index.open_writer(self.config, role=role, wait=wait)
+        return self._index
+
+    def open_reader(self):
+        from ..store import Index
+
+        if self._index is None:
+            self._index = Index.open_reader(self.config)
+        return self._index
+
+    @property
+    def index(self):
+        if self._index is None:
+            raise RuntimeError("open the index first (open_reader or open_writer)")
+        return self._index
+
+    # -- models and workers, loaded on first use --------------------------------------------
+    @property
+    def embedder_loaded(self) -> bool:
+        return self._embedder is not None
+
+    @property
+    def embedder(self):
+        if self._embedder is None:
+            from ..embed import make_embedder
+
+            self._embedder = make_embedder(self.config, progress=self.progress)
+            self._own_embedder = True
+        return self._embedder
+
+    def use_embedder(self, embedder) -> None:
+        """Lend an embedder loaded elsewhere (eval and benches reuse one across indexes)."""
+        self._embedder, self._own_embedder = embedder, False
+
+    @property
+    def parser(self):
+        if self._parser is None:
+            from ..ingest import Parser
+
+            self._parser = Parser(self.config)
+        return self._parser
+
+    @property
+    def generator(self):
+        if self._generator is None:
+            from ..generate import make_generator
+
+            self._generator = make_generator(self.config)
+            self._own_generator = True
+        return self._generator
+
+    def use_generator(self, generator) -> None:
+        """Lend a generator loaded elsewhere (a chat keeps one across questions)."""
+        self._generator, self._own_generator = generator, False
+
+    # -- cancellation -----------------------------------------------------------------------
+    def check_cancelled(self) -> None:
+        """Raise ``Cancelled`` when a stop was asked for (call it between units of work)."""
+        if self.cancel.is_set():
+            raise Cancelled("stopped before the work was done")
+
+    # -- closing ----------------------------------------------------------------------------
+    def close(self) -> None:
+        generator, self._generator = (self._generator if self._own_generator else None), None
+        parser, self._parser = self._parser, None
+        embedder, self._embedder = (self._embedder if self._own_embedder else None), None
+        index, self._index = self._index, None
+        try:
+            if generator is not None:
+                generator.close()
+            if parser is not None:
+                parser.close()
+            if embedder is not None:
+                embedder.close()
+        finally:
+            if index is not None:
+                index.close()
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

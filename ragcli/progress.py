@@ -1,0 +1,37 @@
+"""One shape for progress: stage functions report ``Progress`` events through one callback.
+
+Stage functions never print. They call ``report(progress, ...)`` or ``say(progress, ...)``
+with whatever callback the caller gave (or None), and ``render.progress_reporter`` turns
+the events into a bar and lines on stderr (only on a terminal for the bar).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Progress:
+    """How far a counted task has got, or a line to tell the user (``message``)."""
+
+    task: str = ""  # what is being counted: "Indexing", "Embedding", "Queries" ...
+    done: int = 0
+    total: int | None = None  # None while unknown
+    note: str = ""  # shown beside the bar, e.g. "1234 chunks"
+    message: str = ""  # a line for the user instead of a count ("Converting ...")
+    item: str = ""  # what was just done (a file's path), for logs
+
+
+ProgressFn = Callable[[Progress], None]
+
+
+def report(progress: ProgressFn | None, task: str, done: int, total: int | None, note: str = "",
+           item: str = "") -> None:
+    if progress is not None:
+        progress(Progress(task=task, done=done, total=total, note=note, item=item))
+
+
+def say(progress: ProgressFn | None, message: str) -> None:
+    if progress is not None:
+        progress(Progress(message=message))

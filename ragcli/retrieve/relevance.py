@@ -1,0 +1,48 @@
+"""Do the retrieved passages cover the question at all? (the "not in your notes" gate)"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..types import Hit
+from ..words import query_terms
+
+# Relevance gate, calibrated on the Obsidian help vault (bench/bench_ask.py --calibrate):
+# the best hit's cosine (all-MiniLM-L6-v2) and how many of the question's content words
+# the best hits contain. See relevant() for the rule.
+MIN_COSINE = 0.45  # at or above: relevant, whatever the words say
+LOW_COSINE = 0.30  # below: not relevant, whatever the words say
+MIN_TERM_COVERAGE = 0.5  # in between: relevant when half the question's words are in the hits
+
+
+
+
+def term_coverage(question: str, hits: Sequence[Hit], top: int = 3) -> float:
+    """Share of the question's content words found in the best hits (title, heading, text)."""
+    terms = query_terms(question)
+    if not terms:
+        return 0.0
+    seen: set[str] = set()
+    for h in sorted(hits, key=lambda h: h.rank)[:top]:
+        c = h.chunk
+        seen |= query_terms(f"{c.title} {c.heading} {c.text}")
+    return len(terms & seen) / len(terms)
+
+
+def relevant(question: str, hits: Sequence[Hit], min_score: float = -1.0) -> bool:
+    """Do the hits cover the question? ``min_score >= 0`` replaces the calibrated rule by
+    a plain threshold on the best hit's cosine (or fused score when no cosine is known)."""
+    if not hits:
+        return False
+    cosines = [h.vector_score for h in hits if h.vector_score is not None]
+    best = max(cosines) if cosines else None
+    if min_score >= 0:
+        return (best if best is not None else max(h.score for h in hits)) >= min_score
+    coverage = term_coverage(question, hits)
+    if best is None:  # keyword-only retrieval: words are all the evidence there is
+        return coverage >= MIN_TERM_COVERAGE
+    if best >= MIN_COSINE:
+        return True
+    return best >= LOW_COSINE and coverage >= MIN_TERM_COVERAGE
+
+

@@ -1,0 +1,322 @@
+"""The index's own consistency, for `rag verify`: the store inspects itself and reports.
+
+What is checked, from the cheapest to the riskiest:
+- the manifest: SQLite ``quick_check``, an interrupted write (``vectors_dirty``), the
+  fingerprint, chunk rows of files it no longer lists, chunks whose vector is not cached;
+- the keyword index: FTS5 ``integrity-check`` plus its rows against the chunk rows;
+- the vector store: first that it opens and answers a query *in a child process* (a damaged
+  native index can kill the process rather than raise), then, in this process, that its ids,
+  paths and vectors are exactly the manifest's chunks and cached vectors.
+
+Nothing here changes the index: the manifest is opened read-write only because FTS5's
+integrity-check is an INSERT, and nothing is ever committed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..config import Config
+from .paths import CHROMA_NAME, MANIFEST_NAME
+from .manifest import FTS_ROWS
+from .recovery import forget_chroma_clients, remote_collection, vectors_open_in_child
+from .sync import same_vector
+
+# Problem kinds, and which part of the index each one concerns.
+MANIFEST_CORRUPT = "manifest-corrupt"  # SQLite says the manifest file is damaged
+INTERRUPTED = "interrupted-write"  # a writer died between Chroma and the manifest commit
+NO_FINGERPRINT = "no-fingerprint"  # chunks but no record of the model that made them
+ORPHAN_CHUNKS = "orphan-chunks"  # chunk rows of a path the manifest does not list
+CACHE_MISSING = "vector-cache-missing"  # a chunk whose vector is not in the cache
+KEYWORD_INDEX = "keyword-index"  # FTS5 rows differ from the chunk rows, or FTS5 is damaged
+STORE_MISSING = "vector-store-missing"
+STORE_BROKEN = "vector-store-broken"  # does not open or answer a query
+VECTORS_MISSING = "vectors-missing"  # manifest chunk ids absent from Chroma
+VECTORS_EXTRA = "vectors-extra"  # Chroma ids the manifest does not have
+VECTORS_PATH = "vector-path"  # a Chroma id filed under another path
+VECTORS_STALE = "vector-stale"  # a Chroma vector differs from the cached one
+COUNTS = "counts"
+
+# Problems that rebuilding the vector store from the manifest's cache fixes.
+VECTOR_KINDS = frozenset({INTERRUPTED, STORE_MISSING, STORE_BROKEN, VECTORS_MISSING, VECTORS_EXTRA,
+                          VECTORS_PATH, VECTORS_STALE, COUNTS, ORPHAN_CHUNKS, CACHE_MISSING})
+_PAGE = 2000
+
+
+@dataclass(frozen=True)
+class Problem:
+    kind: str
+    path: str  # the file concerned, or "" for the index as a whole
+    detail: str
+
+
+class Inspection:
+    """A read-only look at one index folder. ``problems`` fills as checks run."""
+
+    def __init__(self, config: Config):
+        self.config = config
+        self.problems: list[Problem] = []
+        self.vectors = 0  # vectors seen in the store
+        self.db = _open_manifest(config, self.problems)
+        self._chunks: dict[str, tuple[str, str]] | None = None
+
+    @property
+    def readable(self) -> bool:
+        return self.db is not None
+
+    def close(self) -> None:
+        if self.db is not None:
+            self.db.close()
+            self.db = None
+
+    def __enter__(self) -> "Inspection":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- what the manifest says ---------------------------------------------------------
+    def generation(self) -> str | None:
+        return _meta(self.db, "generation")
+
+    def interrupted(self) -> bool:
+        return _meta(self.db, "vectors_dirty") == "1"
+
+    def files(self) -> dict[str, str]:
+        """Indexed path -> recorded sha256."""
+        return dict(self.db.execute("SELECT path, hash FROM files"))
+
+    def chunks(self) -> dict[str, tuple[str, str]]:
+        """Chunk id -> (path, vector cache key)."""
+        if self._chunks is None:
+            self._chunks = {cid: (path, key) for cid, path, key
+                            in self.db.execute("SELECT id, path, vec_key FROM chunks")}
+        return self._chunks
+
+    def dim(self) -> int:
+        return int((_json_meta(self.db, "fingerprint") or {}).get("dim") or 0)
+
+    # -- checks -------------------------------------------------------------------------
+    def check_manifest(self, own_lock: bool) -> None:
+        if self.interrupted() and own_lock:
+            self.problems.append(Problem(INTERRUPTED, "", "a write was interrupted: Chroma may be "
+                                         "ahead of the manifest"))
+        if self.chunks() and not self.dim():
+            self.problems.append(Problem(NO_FINGERPRINT, "", "chunks are indexed but the embedding "
+                                         "model that made them is not recorded"))
+        _check_chunk_rows(self.db, self.dim(), self.problems)
+
+    def check_keywords(self) -> None:
+        _check_keywords(self.db, self.problems)
+
+    def check_vectors(self) -> None:
+        self.vectors = _check_vectors(self.config, self.chunks(), self.db, self.dim(), self.problems)
+
+
+def _open_manifest(config: Config, problems: list[Problem]) -> sqlite3.Connection | None:
+    path = config.index_dir / MANIFEST_NAME
+    try:
+        # read-write (FTS5 integrity-check is an INSERT), but nothing is ever committed
+        db = sqlite3.connect(path, timeout=30)
+        db.execute("PRAGMA busy_timeout=30000")
+        rows = [r[0] for r in db.execute("PRAGMA quick_check(20)")]
+        if rows != ["ok"]:
+            db.close()
+            problems.append(Problem(MANIFEST_CORRUPT, str(path), "; ".join(map(str, rows))[:500]))
+            return None
+        db.execute("SELECT count(*) FROM files").fetchone()
+        db.execute("SELECT count(*) FROM chunks").fetchone()
+        return db
+    except sqlite3.DatabaseError as exc:
+        problems.append(Problem(MANIFEST_CORRUPT, str(path), str(exc)))
+        return None
+
+
+def _meta(db: sqlite3.Connection, key: str) -> str | None:
+    row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return row[0] if row else None
+
+
+def _json_meta(db: sqlite3.Connection, key: str):
+    raw = _meta(db, key)
+    try:
+        return json.loads(raw) if raw else None
+    except ValueError:
+        return None
+
+
+def _check_chunk_rows(db: sqlite3.Connection, dim: int, problems: list[Problem]) -> None:
+    for path, n in db.execute("SELECT path, count(*) FROM chunks WHERE path NOT IN (SELECT path FROM files)"
+                              " GROUP BY path ORDER BY path"):
+        problems.append(Problem(ORPHAN_CHUNKS, path, f"{n} chunk(s) of a file the index does not list"))
+    if not dim:
+        return
+    rows = db.execute("SELECT c.path, count(*) FROM chunks c LEFT JOIN vectors v ON v.key = c.vec_key"
+                      " WHERE v.key IS NULL OR length(v.vec) != ? GROUP BY c.path ORDER BY c.path", (dim * 4,))
+    for path, n in rows:
+        problems.append(Problem(CACHE_MISSING, path, f"{n} chunk(s) have no cached vector "
+                                "(the file must be embedded again)"))
+
+
+def _check_keywords(db: sqlite3.Connection, problems: list[Problem]) -> None:
+    try:  # the index's own structure
+        db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('integrity-check')")
+    except sqlite3.DatabaseError as exc:
+        problems.append(Problem(KEYWORD_INDEX, "", f"FTS5 integrity-check failed: {exc}"))
+        return
+    finally:
+        db.rollback()
+    try:
+        differing = _fts_rows_differing(db)
+    except sqlite3.DatabaseError as exc:
+        problems.append(Problem(KEYWORD_INDEX, "", f"cannot read the keyword index: {exc}"))
+        return
+    chunk_rows = dict(db.execute("SELECT rowid, path FROM chunks"))
+    try:  # each row's entry in the document-size table, which ranking (bm25) reads
+        sized = {r[0] for r in db.execute("SELECT id FROM chunks_fts_docsize")}
+        differing |= sized ^ chunk_rows.keys()
+    except sqlite3.DatabaseError:
+        pass
+    by_path: dict[str, int] = {}
+    stale = 0
+    for rowid in differing:
+        if rowid in chunk_rows:
+            by_path[chunk_rows[rowid]] = by_path.get(chunk_rows[rowid], 0) + 1
+        else:
+            stale += 1
+    for path, n in sorted(by_path.items()):
+        problems.append(Problem(KEYWORD_INDEX, path, f"{n} chunk(s) missing from the keyword index "
+                                       "or indexed with other text"))
+    if stale:
+        problems.append(Problem(KEYWORD_INDEX, "", f"{stale} keyword row(s) of chunks that no longer exist"))
+
+
+def _fts_rows_differing(db: sqlite3.Connection) -> set[int]:
+    """Rowids whose tokens in the FTS5 index differ from the chunk rows' (every token, every
+    position): the chunk rows are indexed again into a temporary FTS5 table with the same
+    tokenizer, and the two are compared through fts5vocab 'instance' tables."""
+    sql = db.execute("SELECT sql FROM sqlite_master WHERE name = 'chunks_fts'").fetchone()[0]
+    tokenize = re.search(r"tokenize\s*=\s*'([^']*)'", sql)
+    option = f", tokenize='{tokenize.group(1)}'" if tokenize else ""
+    db.execute("PRAGMA temp_store = MEMORY")
+    try:
+        db.execute(f"CREATE VIRTUAL TABLE temp.verify_fts USING fts5(title, heading, text{option})")
+        db.execute(f"INSERT INTO temp.verify_fts(rowid, title, heading, text) {FTS_ROWS}")
+        db.execute("CREATE VIRTUAL TABLE temp.verify_have USING fts5vocab(main, chunks_fts, instance)")
+        db.execute("CREATE VIRTUAL TABLE temp.verify_want USING fts5vocab(temp, verify_fts, instance)")
+        rows = db.execute("SELECT DISTINCT doc FROM (SELECT * FROM temp.verify_have EXCEPT SELECT * FROM"
+                          " temp.verify_want) UNION SELECT DISTINCT doc FROM (SELECT * FROM temp.verify_want"
+                          " EXCEPT SELECT * FROM temp.verify_have)")
+        return {r[0] for r in rows}
+    finally:
+        for name in ("verify_have", "verify_want", "verify_fts"):
+            db.execute(f"DROP TABLE IF EXISTS temp.{name}")
+        db.rollback()
+
+
+def _fts_rows_differing(db: sqlite3.Connection) -> set[int]:
+    """Rowids whose tokens in the FTS5 index differ from the chunk rows' (every token, every
+    position): the chunk rows are indexed again into a temporary FTS5 table with the same
+    tokenizer, and the two are compared through fts5vocab 'instance' tables."""
+    sql = db.execute("SELECT sql FROM sqlite_master WHERE name = 'chunks_fts'").fetchone()[0]
+    tokenize = re.search(r"tokenize\s*=\s*'([^']*)'", sql)
+    option = f", tokenize='{tokenize.group(1)}'" if tokenize else ""
+    db.execute("PRAGMA temp_store = MEMORY")
+    try:
+        db.execute(f"CREATE VIRTUAL TABLE temp.verify_fts USING fts5(title, heading, text{option})")
+        db.execute(f"INSERT INTO temp.verify_fts(rowid, title, heading, text) {FTS_ROWS}")
+        db.execute("CREATE VIRTUAL TABLE temp.verify_have USING fts5vocab(main, chunks_fts, instance)")
+        db.execute("CREATE VIRTUAL TABLE temp.verify_want USING fts5vocab(temp, verify_fts, instance)")
+        rows = db.execute("SELECT DISTINCT doc FROM (SELECT * FROM temp.verify_have EXCEPT SELECT * FROM"
+                          " temp.verify_want) UNION SELECT DISTINCT doc FROM (SELECT * FROM temp.verify_want"
+                          " EXCEPT SELECT * FROM temp.verify_have)")
+        return {r[0] for r in rows}
+    finally:
+        for name in ("verify_have", "verify_want", "verify_fts"):
+            db.execute(f"DROP TABLE IF EXISTS temp.{name}")
+        db.rollback()
+
+
+def _check_vectors(config: Config, chunks: dict[str, tuple[str, str]], db: sqlite3.Connection, dim: int,
+                   problems: list[Problem]) -> int:
+    """Compare the vector store with the manifest; returns how many vectors it holds."""
+    from .vectors import ChromaStore
+
+    path = config.index_dir / CHROMA_NAME
+    if not config.chroma_url:
+        if not path.exists():
+            if chunks:
+                problems.append(Problem(STORE_MISSING, str(path), f"{len(chunks)} chunks but no vector store"))
+            return 0
+        if not vectors_open_in_child(path):
+            problems.append(Problem(STORE_BROKEN, str(path), "the vector store does not open or "
+                                           "answer a query (checked in a child process)"))
+            return 0
+    try:
+        if config.chroma_url:
+            store = ChromaStore.remote(config.chroma_url, name=remote_collection(config))
+        else:
+            store = ChromaStore.persistent(path)
+        return _compare_vectors(store, chunks, db, dim, problems)
+    except Exception as exc:  # noqa: BLE001 - any failure of the store is a finding, not a crash
+        problems.append(Problem(STORE_BROKEN, str(path), f"{type(exc).__name__}: {exc}"[:300]))
+        return 0
+    finally:
+        forget_chroma_clients()
+
+
+def _compare_vectors(store, chunks: dict[str, tuple[str, str]], db: sqlite3.Connection, dim: int,
+                     problems: list[Problem]) -> int:
+    seen: set[str] = set()
+    extra: dict[str, int] = {}
+    wrong_path: dict[str, int] = {}
+    stale: dict[str, int] = {}
+    for ids, metas, embeddings in store.pages(_PAGE):
+        keys = [chunks[cid][1] for cid in ids if cid in chunks]
+        cached = _cached(db, keys, dim)
+        for i, cid in enumerate(ids):
+            seen.add(cid)
+            meta_path = (metas[i] or {}).get("path", "")
+            if cid not in chunks:
+                extra[meta_path] = extra.get(meta_path, 0) + 1
+                continue
+            path, key = chunks[cid]
+            if meta_path != path:
+                wrong_path[path] = wrong_path.get(path, 0) + 1
+            want = cached.get(key)
+            if want is not None and embeddings is not None and not same_vector(embeddings[i], want):
+                stale[path] = stale.get(path, 0) + 1
+    missing: dict[str, int] = {}
+    for cid in chunks.keys() - seen:
+        p = chunks[cid][0]
+        missing[p] = missing.get(p, 0) + 1
+    for path, n in sorted(missing.items()):
+        problems.append(Problem(VECTORS_MISSING, path, f"{n} chunk(s) have no vector in the store"))
+    for path, n in sorted(extra.items()):
+        problems.append(Problem(VECTORS_EXTRA, path, f"{n} vector(s) of chunks the manifest does not have"))
+    for path, n in sorted(wrong_path.items()):
+        problems.append(Problem(VECTORS_PATH, path, f"{n} vector(s) filed under another path"))
+    for path, n in sorted(stale.items()):
+        problems.append(Problem(VECTORS_STALE, path, f"{n} vector(s) differ from the cached embedding"))
+    count = store.count()
+    if count != len(chunks) or count != len(seen):
+        problems.append(Problem(COUNTS, "", f"manifest has {len(chunks)} chunks, the vector store "
+                                       f"counts {count} (and lists {len(seen)})"))
+    return len(seen)
+
+
+def _cached(db: sqlite3.Connection, keys: list[str], dim: int) -> dict[str, np.ndarray]:
+    result: dict[str, np.ndarray] = {}
+    for start in range(0, len(keys), 500):
+        part = keys[start:start + 500]
+        for key, blob in db.execute(f"SELECT key, vec FROM vectors WHERE key IN ({','.join('?' * len(part))})",
+                                    part):
+            vec = np.frombuffer(blob, dtype=np.float32)
+            if vec.shape[0] == dim:
+                result[key] = vec
+    return result

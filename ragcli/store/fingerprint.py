@@ -1,0 +1,40 @@
+"""What built the index: the embedding model (id and dimension) and the chunker settings.
+
+The index records it on first write and every later run is checked against it, so vectors
+of two models or two chunkings are never mixed: a mismatch is explained, with the fix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import IndexMismatchError
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    embedding_model: str  # the embedder's model_id (name@hash of the weights)
+    dim: int
+    chunker: dict  # chunker version and settings (``ingest.chunk.chunker_settings``)
+
+    def as_dict(self) -> dict:
+        return {"embedding_model": self.embedding_model, "dim": int(self.dim), "chunker": self.chunker}
+
+
+def describe_mismatch(have: dict, wanted: dict) -> str:
+    diffs = [f"{k}: index has {have.get(k)!r}, now {wanted.get(k)!r}"
+             for k in sorted(set(have) | set(wanted)) if have.get(k) != wanted.get(k)]
+    return "the index was built with different settings (" + "; ".join(diffs) + ")"
+
+
+def mismatch_error(have: dict, wanted: dict) -> IndexMismatchError:
+    return IndexMismatchError(describe_mismatch(have, wanted))
+
+
+def check_model(have: dict | None, model_id: str, dim: int) -> None:
+    """Raise when an index built by another embedding model would be searched with this one."""
+    if have is None:
+        return
+    want = {"embedding_model": model_id, "dim": int(dim)}
+    if have.get("embedding_model") != want["embedding_model"] or have.get("dim") != want["dim"]:
+        raise mismatch_error({k: have.get(k) for k in want}, want)

@@ -1,0 +1,392 @@
+"""The index: the manifest (SQLite: files, chunks, keywords, vector cache) plus Chroma vectors.
+
+``Index`` is the only way in. Callers ask for what they want (plan a sync, apply a batch,
+remove files, keyword or vector search, roots, fingerprint); nothing outside ``store/``
+touches SQLite or Chroma, and only ``Index`` commits, so the write protocol below holds
+whoever calls.
+
+Write protocol, which is what keeps a killed process from ever needing a manual fix:
+1. new vectors go into the manifest's cache (committed; harmless on its own);
+2. the manifest is marked ``vectors_dirty`` and Chroma gets the upserts and deletes;
+3. one SQLite transaction swaps the files' chunk rows and clears the mark.
+A crash between 2 and 3 leaves Chroma ahead of the manifest. The next writer sees the
+mark, checks that Chroma still opens (in a child process: a damaged native index can
+kill the process) and puts Chroma back in step with the manifest from the cache, with
+no re-embedding. The manifest is always the truth.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..config import Config, ensure_private_dir
+from ..errors import NoIndexError, StoreError
+from ..types import Chunk
+from .fingerprint import Fingerprint, check_model, mismatch_error
+from .lock import WriteLock
+from .manifest import FileRecord, Manifest, StoredChunk
+from .paths import CHROMA_NAME, LOCK_NAME, MANIFEST_NAME
+from .recovery import (forget_chroma_clients, remote_collection, remove_leftovers,
+                       swap_dirs, vectors_open_in_child)
+
+
+
+@dataclass
+class FileUpdate:
+    """A file's new state: its record, its chunks, and the vectors of those chunks."""
+
+    record: FileRecord
+    chunks: list[StoredChunk]
+    vectors: dict[str, np.ndarray] = field(default_factory=dict)  # vec_key -> vector
+
+
+@dataclass
+class SyncPlan:
+    """What a sync of some files against the index has to do (``Index.plan``)."""
+
+    unchanged: list[str] = field(default_factory=list)  # same size and mtime: nothing to read
+    suspects: dict[str, str] = field(default_factory=dict)  # stat moved: path -> recorded hash
+    new: list[str] = field(default_factory=list)  # not in the index yet
+    removed: list[str] = field(default_factory=list)  # in the index, gone from disk
+
+
+def index_exists(config: Config) -> bool:
+    return (config.index_dir / MANIFEST_NAME).is_file()
+
+
+class Index:
+    """Open with ``Index.open_reader`` or ``Index.open_writer`` (which takes the write lock)."""
+
+    def __init__(self, config: Config, manifest: Manifest, lock: WriteLock | None = None):
+        self.config = config
+        self.dir = config.index_dir
+        self._m = manifest
+        self.lock = lock
+        self._vectors = None
+        self._vectors_generation = -1
+        self.in_write = False  # true while a write is between marking and committing
+
+    # -- opening ----------------------------------------------------------------------------
+    @classmethod
+    def open_reader(cls, config: Config) -> "Index":
+        if not index_exists(config):
+            raise NoIndexError(f"no index at {config.index_dir}")
+        try:
+            return cls(config, Manifest(config.index_dir / MANIFEST_NAME))
+        except Exception as exc:
+            raise StoreError(f"{config.index_dir / MANIFEST_NAME}: cannot open the index: {exc}") from None
+
+    @classmethod
+    def open_writer(cls, config: Config, role: str = "index", wait: float = 0.0) -> "Index":
+        ensure_private_dir(config.data_dir)
+        ensure_private_dir(config.index_dir)
+        lock = WriteLock(config.index_dir / LOCK_NAME, role).acquire(wait=wait)
+        try:
+            index = cls(config, Manifest(config.index_dir / MANIFEST_NAME), lock)
+            index.recover()
+            return index
+        except BaseException:
+            lock.release()
+            raise
+
+    def close(self) -> None:
+        self._vectors = None
+        self._m.close()
+        if self.lock:
+            self.lock.release()
+            self.lock = None
+
+    def __enter__(self) -> "Index":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- settings ---------------------------------------------------------------------------
+    def roots(self) -> list[str]:
+        return self._m.get_json("roots", []) or []
+
+    def remember_roots(self, roots: Iterable[str]) -> None:
+        self._m.set_json("roots", sorted({*self.roots(), *map(str, roots)}))
+
+    def fingerprint(self) -> dict | None:
+        return self._m.get_json("fingerprint")
+
+    def adopt_fingerprint(self, wanted: Fingerprint, rebuild: bool = False) -> None:
+        """Refuse to mix vectors of different models or chunkers; ``rebuild`` starts over."""
+        have = self.fingerprint()
+        if have is None or rebuild or self._m.counts()[1] == 0:
+            if rebuild and have is not None:
+                self.wipe()
+            self._m.set_json("fingerprint", wanted.as_dict())
+            return
+        if have != wanted.as_dict():
+            raise mismatch_error(have, wanted.as_dict())
+
+    def check_chunker(self, chunker: dict) -> None:
+        """Settings that change the chunks are checked on every run, even with nothing to do."""
+        have = self.fingerprint()
+        if have and have.get("chunker") != chunker:
+            raise mismatch_error({"chunker": have.get("chunker")}, {"chunker": chunker})
+
+    def check_model(self, model_id: str, dim: int) -> None:
+        """A reader's check that its embedder is the one the index was built with."""
+        check_model(self.fingerprint(), model_id, dim)
+
+    def _dim(self) -> int:
+        return int((self.fingerprint() or {}).get("dim", 0))
+
+    # -- what is there ----------------------------------------------------------------------
+    def files(self, root: str | None = None) -> dict[str, FileRecord]:
+        return self._m.files(root)
+
+    def counts(self) -> tuple[int, int]:
+        """(files, chunks)"""
+        return self._m.counts()
+
+    def generation(self) -> int:
+        return self._m.generation()
+
+    def last_indexed(self) -> float | None:
+        last = self._m.get_meta("last_indexed")
+        return float(last) if last else None
+
+    def size_bytes(self) -> int:
+        total = 0
+        for root, _dirs, files in os.walk(self.dir):
+            for name in files:
+                try:
+                    total += os.path.getsize(os.path.join(root, name))
+                except OSError:
+                    pass
+        return total
+
+    # -- planning a sync --------------------------------------------------------------------
+    def plan(self, found: Mapping[str, tuple[int, int]], areas: Sequence[str]) -> SyncPlan:
+        """Compare files found on disk (path -> (size, mtime_ns)) under ``areas`` with the index.
+
+        A file whose size and mtime are as recorded is unchanged without being read; one whose
+        stat moved is a suspect (the caller hashes it); an indexed file under ``areas`` that was
+        not found is removed.
+        """
+        known = self._m.files()
+        plan = SyncPlan()
+        for path, (size, mtime_ns) in found.items():
+            rec = known.get(path)
+            if rec is None:
+                plan.new.append(path)
+            elif rec.size == size and rec.mtime_ns == mtime_ns:
+                plan.unchanged.append(path)
+            else:
+                plan.suspects[path] = rec.hash
+        prefixes = [a.rstrip("/") + "/" for a in areas]
+        plan.removed = sorted(p for p in known if p not in found
+                              and any(p == a or p.startswith(pre) for a, pre in zip(areas, prefixes)))
+        return plan
+
+    def mark_unchanged(self, stats: Iterable[tuple[str, int, int]]) -> None:
+        """Record a new size and mtime for files whose bytes (hash) did not change."""
+        stats = list(stats)
+        for path, size, mtime_ns in stats:
+            self._m.touch_file(path, size, mtime_ns)
+        if stats:
+            self._m.db.commit()
+
+    def forget_stat(self, paths: Iterable[str]) -> None:
+        """Make the next sync read these files even if their size and mtime look unchanged."""
+        self.mark_unchanged((p, -1, -1) for p in paths)
+
+    def dependents(self, paths: Iterable[str]) -> set[str]:
+        """Notes that embed any of ``paths`` (their text includes the embedded note's)."""
+        return self._m.dependents(paths)
+
+    # -- writing ----------------------------------------------------------------------------
+    def cached_vectors(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
+        return self._m.cached_vectors(keys, self._dim())
+
+    def cache_vectors(self, items: Iterable[tuple[str, np.ndarray]]) -> None:
+        """Step 1 of the write protocol on its own: vectors kept even if the run dies next."""
+        self._m.cache_vectors(items)
+        self._m.db.commit()
+
+    def apply(self, updates: Sequence[FileUpdate], removals: Sequence[str] = ()) -> tuple[int, int]:
+        """Apply file updates and removals; returns (chunks added, chunks removed)."""
+        m = self._m
+        new_vectors = {k: v for u in updates for k, v in u.vectors.items()}
+        if new_vectors:
+            m.cache_vectors(new_vectors.items())
+        old_keys: dict[str, str] = {}  # chunk id -> vec_key, for the files being replaced
+        for path in [u.record.path for u in updates] + list(removals):
+            old_keys.update({cid: key for cid, _p, key in m.stored_chunks_of(path)})
+        new_ids = {s.chunk.id for u in updates for s in u.chunks}
+        # A chunk whose id survives but whose embedded text changed (a new title) is re-sent.
+        to_add = [s for u in updates for s in u.chunks if old_keys.get(s.chunk.id) != s.vec_key]
+        to_delete = sorted(old_keys.keys() - new_ids)
+        self.in_write = True
+        try:
+            m.set_meta("vectors_dirty", "1", commit=False)
+            m.db.commit()
+            if to_add:
+                vecs = self._vectors_for([s.vec_key for s in to_add], new_vectors)
+                self.vectors.upsert([s.chunk.id for s in to_add], vecs, [s.chunk.path for s in to_add])
+            if to_delete:
+                self.vectors.delete(to_delete)
+            for u in updates:
+                m.replace_file(u.record, u.chunks)
+            for path in removals:
+                m.remove_file(path)
+            m.set_meta("vectors_dirty", "0", commit=False)
+            m.commit_write()
+        finally:
+            self.in_write = False
+        return len(to_add), len(to_delete)
+
+    def remove(self, paths: Sequence[str]) -> int:
+        """Forget files; returns the chunks removed."""
+        return self.apply([], paths)[1] if paths else 0
+
+    def prune(self) -> int:
+        """Drop cached vectors no chunk uses: deleted notes' text must not linger."""
+        dropped = self._m.prune_vectors()
+        self._m.db.commit()
+        return dropped
+
+    def wipe(self) -> None:
+        """Forget every file and chunk (for --rebuild); the vector cache stays."""
+        self._m.set_meta("vectors_dirty", "1")
+        self.vectors.reset()
+        self._m.clear()
+        self._m.set_meta("vectors_dirty", "0")
+
+    def _vectors_for(self, keys: Sequence[str], fresh: dict[str, np.ndarray]) -> np.ndarray:
+        missing = [k for k in keys if k not in fresh]
+        cached = self._m.cached_vectors(missing, self._dim()) if missing else {}
+        return np.stack([fresh[k] if k in fresh else cached[k] for k in keys])
+
+    # -- searching --------------------------------------------------------------------------
+    def keyword_search(self, match: str, limit: int, paths: Sequence[str] | None = None,
+                       ids: Sequence[str] | None = None) -> list[tuple[str, float]]:
+        """(chunk id, bm25 with higher = better) for an FTS5 MATCH expression."""
+        return self._m.keyword_search(match, limit, paths, ids=ids)
+
+    def keyword_idf(self, terms: Sequence[str]) -> list[float]:
+        return self._m.keyword_idf(terms)
+
+    def vector_search(self, vector: np.ndarray, k: int,
+                      paths: Sequence[str] | None = None) -> list[tuple[str, float]]:
+        """(chunk id, cosine) of the k nearest chunks, optionally within ``paths``."""
+        return self.vectors.query(vector, k, paths)
+
+    def cosines(self, vector: np.ndarray, ids: Sequence[str]) -> dict[str, float]:
+        """Exact cosine of ``vector`` with chunks, from the manifest's vector cache."""
+        if not ids:
+            return {}
+        keys = {cid: key for cid, _path, key in self._m.stored_chunks(list(ids))}
+        dim = self._dim() or int(vector.shape[0])
+        vectors = self._m.cached_vectors(list(set(keys.values())), dim)
+        q = np.asarray(vector, dtype=np.float32)
+        return {cid: float(vectors[key] @ q) for cid, key in keys.items() if key in vectors}
+
+    def chunks(self, ids: Sequence[str]) -> dict[str, Chunk]:
+        return self._m.chunks_by_ids(ids)
+
+    def filter_paths(self, path_glob: str | None = None, tag: str | None = None,
+                     since: str | None = None, until: str | None = None) -> list[str]:
+        return self._m.filter_paths(path_glob, tag, since, until)
+
+    # -- the vector side --------------------------------------------------------------------
+    @property
+    def vectors(self):
+        """The Chroma store, opened on first use (and reopened when another process wrote)."""
+        generation = self._m.generation()
+        if self._vectors is None or (self.lock is None and generation != self._vectors_generation):
+            self._vectors = self._open_vectors(fresh=self._vectors is not None)
+            self._vectors_generation = generation
+        return self._vectors
+
+    def _open_vectors(self, fresh: bool = False):
+        from .vectors import ChromaStore
+
+        if self.config.chroma_url:
+            return ChromaStore.remote(self.config.chroma_url, name=remote_collection(self.config))
+        if fresh:
+            forget_chroma_clients()
+        return ChromaStore.persistent(self.dir / CHROMA_NAME)
+
+    # -- recovery and repair ----------------------------------------------------------------
+    def recover(self) -> None:
+        """Bring Chroma back in step with the manifest after a run that was killed mid-write."""
+        remove_leftovers(self.dir)
+        if self._m.get_meta("vectors_dirty", "0") != "1":
+            return
+        if not self.config.chroma_url and not vectors_open_in_child(self.dir / CHROMA_NAME):
+            self._move_broken_chroma()
+            self.rebuild_vectors()
+            return
+        self.sync_vectors()
+        self._m.set_meta("vectors_dirty", "0")
+
+    def _move_broken_chroma(self) -> None:
+        """Set a store that does not open aside (only the latest one is kept, for a bug report)."""
+        path = self.dir / CHROMA_NAME
+        self._vectors = None
+        forget_chroma_clients()
+        if path.exists():
+            for old in self.dir.glob(f"{CHROMA_NAME}.broken-*"):
+                shutil.rmtree(old, ignore_errors=True)
+            shutil.move(str(path), str(self.dir / f"{CHROMA_NAME}.broken-{int(time.time())}"))
+
+    def sync_vectors(self) -> tuple[int, int]:
+        """Make Chroma hold exactly the manifest's chunks; returns (written, deleted)."""
+        from .sync import sync_into
+
+        written, deleted, _lost = sync_into(self._m, self._dim(), self.vectors)
+        return written, deleted
+
+    def rebuild_vectors(self) -> list[str]:
+        """Build Chroma afresh from the manifest's cache in a new folder, then swap it in.
+
+        Until the swap the live store is untouched; ``vectors_dirty`` stays set throughout, so
+        a crash at any point leaves something ``recover`` finishes. Returns the files
+        forgotten because a vector was not cached (they need indexing again).
+        """
+        from .sync import sync_into
+
+        self._m.set_meta("vectors_dirty", "1")
+        self.in_write = True
+        try:
+            if self.config.chroma_url:
+                self.vectors.reset()
+                _written, _deleted, lost = sync_into(self._m, self._dim(), self.vectors)
+            else:
+                from .vectors import ChromaStore
+
+                self._vectors = None
+                forget_chroma_clients()
+                live = self.dir / CHROMA_NAME
+                fresh = self.dir / f"{CHROMA_NAME}.new-{os.getpid()}"
+                shutil.rmtree(fresh, ignore_errors=True)
+                store = ChromaStore.persistent(fresh)
+                _written, _deleted, lost = sync_into(self._m, self._dim(), store)
+                del store
+                forget_chroma_clients()  # stops Chroma's system: its files are closed before the swap
+                swap_dirs(fresh, live)
+                shutil.rmtree(fresh, ignore_errors=True)  # now the old store, if there was one
+            self._m.set_meta("vectors_dirty", "0")
+        finally:
+            self.in_write = False
+        return lost
+
+    def rebuild_keywords(self) -> None:
+        """Index every chunk row again into the keyword index, the way the insert trigger does."""
+        self._m.rebuild_keywords()
+
+    def drop_orphan_chunks(self) -> int:
+        """Chunk rows of files the manifest does not list; returns how many were dropped."""
+        return self._m.drop_orphan_chunks()

@@ -1,0 +1,134 @@
+"""Keeping a Chroma folder sound across crashes: probing it in a child process, swapping a
+rebuilt folder in atomically, and clearing what killed runs left behind."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from ..config import Config
+from ..errors import StoreError
+from .lock import WriteLock
+from .paths import CHROMA_NAME, LOCK_NAME, MANIFEST_NAME
+
+
+def remote_collection(config: Config) -> str:
+    """The collection of this index on a Chroma server (one server can hold many indexes)."""
+    return "ragcli-" + hashlib.sha256(str(config.index_dir).encode()).hexdigest()[:12]
+
+
+def forget_chroma_clients() -> None:
+    """Drop Chroma's cached clients: it keeps one system per path, so a reader must drop it to
+    see another process's writes, and a folder swap needs its files closed first. A failure
+    here would make the swap unsafe, so it is an error, never swallowed."""
+    if "chromadb" not in sys.modules:  # never opened in this process: nothing is cached
+        return
+    from chromadb.api.client import SharedSystemClient
+
+    try:
+        SharedSystemClient.clear_system_cache()
+    except Exception as exc:  # noqa: BLE001 - chromadb raises many types
+        raise StoreError(f"cannot close the vector store's clients: {exc}",
+                         hint="Run the command again; if it persists, run rag verify --repair.") from None
+
+
+def remove_leftovers(index_dir: Path) -> None:
+    """Folders a rebuild killed half-way left behind (only called with the write lock held)."""
+    for pattern in (f"{CHROMA_NAME}.new-*", f"{CHROMA_NAME}.old-*"):
+        for path in index_dir.glob(pattern):
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def swap_dirs(fresh: Path, live: Path) -> None:
+    """Put ``fresh`` at ``live``; the old ``live`` (if any) ends up at ``fresh``.
+
+    One atomic renameat2(RENAME_EXCHANGE) on Linux; elsewhere three renames, and a crash
+    between them leaves no store at ``live``, which recovery rebuilds from the cache.
+    """
+    if not live.exists():
+        os.rename(fresh, live)
+        return
+    if _exchange(fresh, live):
+        return
+    old = live.with_name(f"{CHROMA_NAME}.old-{os.getpid()}")
+    os.rename(live, old)
+    os.rename(fresh, live)
+    os.rename(old, fresh)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    at_fdcwd, rename_exchange = -100, 2
+    return renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
+
+
+_PROBE = """
+import os, sys
+os.environ["ANONYMIZED_TELEMETRY"] = "False"
+import chromadb
+from chromadb.config import Settings
+c = chromadb.PersistentClient(path=sys.argv[1], settings=Settings(anonymized_telemetry=False))
+for col in c.list_collections():
+    col = c.get_collection(col.name if hasattr(col, "name") else col)
+    n = col.count()
+    if n:
+        got = col.get(limit=1, include=["embeddings"])
+        col.query(query_embeddings=got["embeddings"][:1], n_results=min(3, n))
+print("ok")
+"""
+
+
+def vectors_open_in_child(path: Path, timeout: float = 60.0) -> bool:
+    """Does the Chroma store at ``path`` open and answer a query? Asked in a child process."""
+    if not path.exists():
+        return True
+    try:
+        proc = subprocess.run([sys.executable, "-c", _PROBE, str(path)], capture_output=True,
+                              text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return False
+    return proc.returncode == 0 and proc.stdout.strip().endswith("ok")
+
+
+
+def set_aside_damaged(config: Config) -> tuple[Path, list[str]]:
+    """Move a damaged manifest (and its Chroma folder) aside so an index can be built anew.
+
+    Returns where they went and the roots the damaged manifest still names, if readable.
+    """
+    import time
+
+    roots = _roots_of_damaged(config.index_dir / MANIFEST_NAME)
+    aside = config.index_dir / f"damaged-{time.strftime('%Y%m%d-%H%M%S')}"
+    with WriteLock(config.index_dir / LOCK_NAME, "verify"):  # no writer may have it open
+        aside.mkdir(mode=0o700)
+        for name in (MANIFEST_NAME, MANIFEST_NAME + "-wal", MANIFEST_NAME + "-shm", CHROMA_NAME):
+            if (config.index_dir / name).exists():
+                os.rename(config.index_dir / name, aside / name)
+    return aside, roots
+
+
+def _roots_of_damaged(path: Path) -> list[str]:
+    import json
+    import sqlite3
+
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            row = db.execute("SELECT value FROM meta WHERE key = 'roots'").fetchone()
+            return list(json.loads(row[0])) if row else []
+        finally:
+            db.close()
+    except (sqlite3.DatabaseError, ValueError, TypeError):
+        return []

@@ -1,0 +1,52 @@
+"""Putting a Chroma collection in step with the manifest, from the vector cache alone."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .manifest import Manifest
+
+_PAGE = 2000
+
+
+def same_vector(have, want: np.ndarray) -> bool:
+    have = np.asarray(have, dtype=np.float32)
+    return have.shape == want.shape and bool(np.allclose(have, want, rtol=1e-4, atol=1e-5))
+
+
+def sync_into(m: Manifest, dim: int, store) -> tuple[int, int, list[str]]:
+    """Make ``store`` hold exactly the manifest's chunk ids, paths and cached vectors.
+
+    A file with a chunk whose vector is not in the cache cannot be restored without
+    embedding: it is forgotten (and its vectors dropped) so the next run indexes it again.
+    Returns (vectors written, vectors deleted, forgotten paths).
+    """
+    lost = m.paths_with_uncached_vectors(dim)
+    for path in lost:
+        m.remove_file(path)
+    m.db.commit()
+    want = {cid: (path, key) for cid, path, key in m.stored_chunks()}
+    have: set[str] = set()
+    wrong: list[str] = []  # present, but under another path or with another vector
+    for ids, metas, embeddings in store.pages(_PAGE):
+        keys = [want[c][1] for c in ids if c in want]
+        cached = m.cached_vectors(keys, dim) if keys else {}
+        for i, cid in enumerate(ids):
+            have.add(cid)
+            if cid not in want:
+                continue
+            path, key = want[cid]
+            vec = cached.get(key)
+            same_path = (metas[i] or {}).get("path") == path
+            same_vec = vec is not None and embeddings is not None and same_vector(embeddings[i], vec)
+            if not (same_path and same_vec):
+                wrong.append(cid)
+    extra = sorted(have - want.keys())
+    if extra:
+        store.delete(extra)
+    todo = [cid for cid in want if cid not in have] + wrong
+    for start in range(0, len(todo), _PAGE):
+        part = todo[start:start + _PAGE]
+        cached = m.cached_vectors([want[c][1] for c in part], dim)
+        store.upsert(part, np.stack([cached[want[c][1]] for c in part]), [want[c][0] for c in part])
+    return len(todo), len(extra), lost
