@@ -119,6 +119,11 @@ class Answer:
     removed_citations: list[str] = field(default_factory=list)  # e.g. ["[7]"]: no such source
     attributed: bool = False  # the model cited nothing; citations added by word overlap
     retrieval_query: str = ""
+    quotes: list = field(default_factory=list)  # retrieve.evidence.Quote, numbered like sources
+    dropped: list[dict] = field(default_factory=list)  # generated sentences that failed a check, and why
+    generated: str = ""  # what the model wrote, before the checks
+    quoted_fallback: bool = False  # no generated sentence held: the answer is the best quotes
+    checked: bool = True  # every sentence shown passed the checks (False: quotes only, no generation)
 
     def to_json(self) -> dict[str, Any]:
         return {"question": self.question, "answer": self.text,
@@ -127,4 +132,7 @@ class Answer:
                             for k, v in self.timings.items()},
                 "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
                 "cited": self.cited, "removed_citations": self.removed_citations,
-                "citations_attributed": self.attributed}
+                "citations_attributed": self.attributed,
+                "quotes": [q.to_json() for q in self.quotes], "dropped": self.dropped,
+                "generated": self.generated, "quoted_fallback": self.quoted_fallback, "checked": self.checked,
+                "retrieval_query": self.retrieval_query}

@@ -36,12 +36,29 @@ def test_session_combines_follow_ups_for_retrieval(help_vault_env):
         first = session.ask("How do I create a callout?")
         assert any(s.path == CALLOUTS for s in first.sources)
         second = session.ask("And how do I make it foldable?")
-        assert session.turns[-1].retrieval_query.startswith("How do I create a callout?")
+        rewritten = session.turns[-1].retrieval_query  # a standalone question, not the two glued
+        assert "callout" in rewritten.lower() and "foldable" in rewritten and " it " not in f" {rewritten} "
+        assert "create" not in rewritten.lower()
         assert any(s.path == CALLOUTS for s in second.sources)
         session.clear()
         assert session.retrieval_query("And how do I make it foldable?") == ("And how do I make it foldable?", "")
     finally:
         session.close()
+
+
+def test_follow_ups_are_rewritten_to_stand_alone():
+    from ragcli.pipeline.chat import Turn, standalone
+    from ragcli.types import Answer, Source
+
+    cited = Answer("How do I create a callout?", "x [1].", [Source(1, "/v/Callouts.md", "Callouts", "", 1, 2, None, 1.0)],
+                   "m", {}, cited=[1], retrieval_query="How do I create a callout?")
+    prev = Turn("How do I create a callout?", "How do I create a callout?", cited)
+    assert standalone("And how do I make it foldable?", prev) == "How do I make Callouts foldable?"
+    assert standalone("How do I change its colour?", prev) == "How do I change the Callouts colour?"
+    uncited = Answer("How do I embed a note?", "", [], "m", {}, covered=False, retrieval_query="How do I embed a note?")
+    prev = Turn("How do I embed a note?", "How do I embed a note?", uncited)
+    assert standalone("what about images?", prev) == "How do I embed images?"
+    assert standalone("Why?", prev) == "Why embed a note?"
 
 
 def test_piped_chat_json_answers_each_line_in_context(help_vault_env):

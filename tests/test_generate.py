@@ -13,13 +13,13 @@ import urllib.request
 
 import pytest
 
-from ragcli.generate.citations import CitationFilter, attribute, check_citations
 from ragcli.retrieve.relevance import relevant
 from ragcli.errors import ModelError
 from ragcli.generate import make_generator
 from ragcli.generate.llama import LlamaGenerator
 from ragcli.generate.openai import OpenAIGenerator
-from ragcli.generate.prompt import fit_prompt, trim_text
+from ragcli.generate.prompt import fit_quotes
+from ragcli.retrieve.evidence import Quote
 from ragcli.models.packages import builtin_llm_path
 from ragcli.types import Chunk, Hit
 
@@ -34,6 +34,10 @@ def _hit(rank: int, text: str = LONG, title: str = "Note") -> Hit:
     chunk = Chunk(id=f"c{rank}", path=f"/vault/{title} {rank}.md", title=f"{title} {rank}",
                   heading=f"{title} {rank} > Part", text=text, line_start=rank, line_end=rank + 9)
     return Hit(chunk, score=1.0 / rank, rank=rank, vector_score=0.6, keyword_score=2.0)
+
+
+def _quote(n: int, text: str = LONG) -> Quote:
+    return Quote(n, text, "passage", f"/vault/Note {n}.md", f"Note {n}", "Part", n, n + 9, None, 1.0 / n)
 
 
 def test_the_builtin_model_ships_with_the_package():
@@ -57,15 +61,15 @@ def test_counts_match_what_llama_cpp_evaluates(gen):
     assert 1 <= result.completion_tokens <= 4
 
 
-def test_budget_drops_lowest_ranked_sources_instead_of_overflowing():
+def test_budget_drops_the_weakest_quotes_instead_of_overflowing():
     small = LlamaGenerator(MODEL, n_ctx=512, n_threads=2)
     try:
-        hits = [_hit(r) for r in range(1, 6)]
-        prompt = fit_prompt(small, "How do I embed a note?", hits, max_tokens=256,
-                            source_tokens=400, context_tokens=10_000, max_sources=5)
+        quotes = [_quote(r) for r in range(1, 6)]
+        prompt = fit_quotes(small, "How do I embed a note?", quotes, max_tokens=256)
         assert prompt.prompt_tokens + prompt.max_tokens <= 512
-        assert 1 <= len(prompt.hits) < 5
-        assert [h.rank for h in prompt.hits] == list(range(1, len(prompt.hits) + 1))  # best kept
+        assert 1 <= len(prompt.quotes) < 5
+        assert [q.line_start for q in prompt.quotes] == list(range(1, len(prompt.quotes) + 1))  # best kept
+        assert [q.n for q in prompt.quotes] == list(range(1, len(prompt.quotes) + 1))
         # and generation on it never hits llama-cpp-python's "exceed context window" error
         result = small.generate(prompt.messages, max_tokens=prompt.max_tokens, temperature=0.0)
         assert result.prompt_tokens == prompt.prompt_tokens
@@ -82,18 +86,11 @@ def test_an_overlong_prompt_is_a_model_error_not_a_value_error():
         tiny.close()
 
 
-def test_trim_keeps_the_relevant_sentences(gen):
-    text = trim_text(LONG, "How can I fold a callout?", 40, gen.count_text)
-    assert gen.count_text(text) <= 45
-    assert "Callouts" in text
-
-
 def test_prefix_kv_state_is_saved_and_reused(tmp_path):
     messages = [{"role": "system", "content": "x"}]  # replaced below by a real prompt
-    hits = [_hit(1)]
     first = LlamaGenerator(MODEL, n_ctx=1024, n_threads=2, cache_dir=tmp_path)
     try:
-        messages = fit_prompt(first, "How do I embed a note?", hits, max_tokens=32).messages
+        messages = fit_quotes(first, "How do I embed a note?", [_quote(1)], max_tokens=32).messages
         a = first.generate(messages, max_tokens=24, temperature=0.0)
         assert not first.prefix_cached
     finally:
@@ -149,27 +146,6 @@ def test_random_bytes_model_is_a_model_error(tmp_path):
     g = LlamaGenerator(bad, n_ctx=256)
     with pytest.raises(ModelError):
         g.count_tokens([{"role": "user", "content": "hi"}])
-
-
-def test_citation_filter_streams_only_real_citations():
-    seen: list[str] = []
-    f = CitationFilter(3, seen.append)
-    for piece in ["Embed with ! [", "1", "] and [7", "] or [2][", "x] ok [3"]:
-        f.feed(piece)
-    text = f.finish()
-    assert text == "".join(seen)
-    assert "[1]" in text and "[2]" in text and "[7]" not in text
-    assert "[x]" in text  # brackets that are not citations are left alone
-    assert f.removed == ["[7]"]
-    assert text.endswith("[3")  # an unfinished bracket at the end is flushed as text
-
-
-def test_check_citations_and_attribution():
-    text, cited, removed = check_citations("Use ![[note]] [1]. Also [4].", 2)
-    assert cited == [1] and removed == ["[4]"] and "[4]" not in text
-    assert attribute("put an exclamation mark before the internal link",
-                     ["exclamation mark in front of an internal link", "fold callouts"]) == [1]
-    assert attribute("something else entirely", ["exclamation mark"]) == []
 
 
 def test_relevance_gate_rules():
@@ -242,8 +218,7 @@ def llama_server():
 
 def test_openai_generator_streams_from_the_llama_cpp_server(llama_server, gen):
     remote = OpenAIGenerator(llama_server, n_ctx=1024)
-    hits = [_hit(1), _hit(2)]
-    prompt = fit_prompt(remote, "How do I embed a note?", hits, max_tokens=32)
+    prompt = fit_quotes(remote, "How do I embed a note?", [_quote(1)], max_tokens=32)
     # the estimate errs on the safe side of the real tokenizer
     assert remote.count_tokens(prompt.messages) >= gen.count_tokens(prompt.messages)
     pieces: list[str] = []

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..app import app
-from .ask import stream_to_stdout, print_answer
+from .ask import print_answer, print_quotes, stream_to_stdout
 from .options import (CTX, GPU, JSON, K, MAX_TOKENS, MIN_SCORE, MODE, MODEL, TEMPERATURE,
                       THREADS, answer_config, require_index)
 
@@ -107,7 +107,7 @@ def _interactive(session, config) -> None:
                 console.print(f"Unknown command {clean(question)}; /help lists them.", style="dim")
                 continue
             try:
-                result = session.ask(question, on_token=stream_to_stdout)
+                result = session.ask(question, on_token=stream_to_stdout, on_quotes=print_quotes)
             except KeyboardInterrupt:
                 sys.stdout.write("\n")
                 err().print("(stopped)", style="dim")

@@ -1,79 +1,51 @@
-"""answer(): retrieve, decide whether the notes cover the question, prompt, generate, check citations.
+"""The answer flow: retrieve, gate, pick the evidence, generate from it, check every sentence.
 
-A stage function: it never prints. Tokens and status reach the caller through callbacks;
-the result is an ``Answer`` that ``render``/the commands turn into text or JSON.
+1. retrieve the best chunks and decide whether the notes cover the question at all;
+2. pick the evidence (``retrieve.evidence``): the sentences, list items, table rows or code
+   lines that answer it, as numbered quotes with their exact file lines. They reach the
+   caller (``on_quotes``) before the model has produced anything; ``quotes_only`` stops here;
+3. generate from the quotes only (``generate.prompt.fit_quotes``), asking for short
+   sentences that each cite [n];
+4. check each sentence as it completes (``generate.check``): a sentence whose numbers,
+   names, dates or code are not in the quotes it cites, or whose words mostly are not, is
+   dropped (``Answer.dropped`` says why). When nothing holds, the answer is the best quotes.
+
+A stage function: it never prints. Tokens reach the caller through ``on_token``.
 """
 
 from __future__ import annotations
 
+import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..config import Config
 from ..generate import Generator, OnToken
-from ..generate.citations import CITATION, CitationFilter, attribute
-from ..generate.prompt import fit_prompt
+from ..generate.check import SentenceGate, check_sentence, plain_quotes_answer
+from ..generate.prompt import fit_quotes
+from ..retrieve.evidence import Quote, select_quotes
 from ..retrieve.relevance import relevant
 from ..types import Answer, Hit, Source
+from ..words import query_terms
 from .session import Session
 
 NOT_COVERED = "Your notes don't seem to cover this."
-
-# ---------------------------------------------------------------------------------------
-# The stage
-
-
-def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generator: Generator, *,
-                     on_token: OnToken | None = None, context: str = "",
-                     started: float | None = None, retrieve_s: float = 0.0,
-                     retrieval_query: str = "") -> Answer:
-    """Everything after retrieval: the relevance gate, the prompt, generation, citations."""
-    started = time.perf_counter() if started is None else started
-    timings: dict[str, float | None] = {"retrieve_s": retrieve_s, "first_token_s": None,
-                                        "total_s": None}
-    if not relevant(retrieval_query or question, hits, config.min_score):
-        timings["total_s"] = time.perf_counter() - started
-        return Answer(question, NOT_COVERED, [], generator.model_name, timings, covered=False,
-                      retrieval_query=retrieval_query or question)
-    prompt = fit_prompt(generator, question, hits, max_tokens=config.max_tokens, context=context)
-    first: list[float] = []
-
-    def tick(piece: str) -> None:
-        if not first:
-            first.append(time.perf_counter() - started)
-        if on_token is not None:
-            on_token(piece)
-
-    filt = CitationFilter(len(prompt.hits), tick)
-    gen = generator.generate(prompt.messages, max_tokens=prompt.max_tokens,
-                             temperature=config.temperature, on_token=filt.feed)
-    text = filt.finish()
-    cited = sorted({int(n) for n in CITATION.findall(text)})
-    attributed = False
-    if not cited and text.strip():
-        cited = attribute(text, [h.chunk.text for h in prompt.hits])
-        if cited:
-            suffix = " " + "".join(f"[{n}]" for n in cited)
-            text = text.rstrip() + suffix
-            attributed = True
-            tick(suffix)
-    sources = [Source.from_hit(i + 1, h) for i, h in enumerate(prompt.hits)]
-    timings["first_token_s"] = first[0] if first else None
-    timings["total_s"] = time.perf_counter() - started
-    return Answer(question, text.strip(), sources, generator.model_name, timings,
-                  prompt_tokens=gen.prompt_tokens, completion_tokens=gen.completion_tokens,
-                  cited=cited, removed_citations=filt.removed, attributed=attributed,
-                  retrieval_query=retrieval_query or question)
+# The best quote's score (retrieve.evidence) below which the notes are taken not to answer.
+# Calibrated on bench/questions/answers.jsonl (`python bench/bench_answers.py --calibrate`):
+# 12 of 15 unanswerable questions fall below it, 1 of 84 answerable ones.
+EVIDENCE_FLOOR = 0.495
+OnQuotes = Callable[[list[Quote]], None]
 
 
 def answer(config: Config, question: str, *, generator: Generator | None = None,
-           on_token: OnToken | None = None, retrieval_query: str | None = None,
-           context: str = "", searcher: Any = None) -> Answer:
+           on_token: OnToken | None = None, on_quotes: OnQuotes | None = None,
+           retrieval_query: str | None = None, context: str = "", searcher: Any = None,
+           quotes_only: bool = False) -> Answer:
     """Answer a question from the index. The caller may pass (and then owns) a generator and
     a ``retrieve.Searcher`` to reuse across questions, as a chat does.
 
-    ``retrieval_query`` is what is searched (a follow-up combined with what came before);
+    ``retrieval_query`` is what is searched (a chat's standalone rewrite of a follow-up);
     ``context`` is an earlier question shown to the model.
 
     The model loads in a thread while the index opens (chromadb's import alone is ~0.8 s).
@@ -85,16 +57,108 @@ def answer(config: Config, question: str, *, generator: Generator | None = None,
 
     started = time.perf_counter()
     with Session(config) as session:
-        if generator is not None:
-            session.use_generator(generator)
-        generator = session.generator
-        generator.preload()
+        if not quotes_only:
+            if generator is not None:
+                session.use_generator(generator)
+            generator = session.generator
+            generator.preload()
         if searcher is None:
             searcher = Searcher(config, session.open_reader())
-        generator.wait_loaded()
+        if generator is not None:
+            generator.wait_loaded()
         query = retrieval_query or question
         hits = searcher.search(query, config.top_k, config.mode)
         retrieve_s = time.perf_counter() - started
-        return answer_from_hits(config, question, hits, generator, on_token=on_token,
-                                context=context, started=started, retrieve_s=retrieve_s,
-                                retrieval_query=query)
+        return answer_from_hits(config, question, hits, generator, searcher, on_token=on_token,
+                                on_quotes=on_quotes, context=context, started=started,
+                                retrieve_s=retrieve_s, retrieval_query=query, quotes_only=quotes_only)
+
+
+def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generator: Generator | None,
+                     searcher, *, on_token: OnToken | None = None, on_quotes: OnQuotes | None = None,
+                     context: str = "", started: float | None = None, retrieve_s: float = 0.0,
+                     retrieval_query: str = "", quotes_only: bool = False) -> Answer:
+    """Everything after retrieval: the gate, the evidence, generation, the checks."""
+    started = time.perf_counter() if started is None else started
+    model = generator.model_name if generator is not None else ""
+    timings: dict[str, float | None] = {"retrieve_s": retrieve_s, "quotes_s": None,
+                                        "first_token_s": None, "total_s": None}
+    query = retrieval_query or question
+    if not relevant(query, hits, config.min_score):
+        timings["total_s"] = time.perf_counter() - started
+        return Answer(question, NOT_COVERED, [], model, timings, covered=False, retrieval_query=query)
+    asked = query if retrieval_query else question  # a chat follow-up: its standalone form
+    quotes = select_quotes(asked, hits, embed=searcher.embedder.embed, idf=_idf(searcher))
+    timings["quotes_s"] = time.perf_counter() - started
+    if not quotes or quotes[0].score < EVIDENCE_FLOOR:
+        timings["total_s"] = time.perf_counter() - started
+        return Answer(question, NOT_COVERED, [], model, timings, covered=False, retrieval_query=query)
+    if quotes_only or generator is None:
+        if on_quotes is not None:
+            on_quotes(quotes)
+        timings["total_s"] = time.perf_counter() - started
+        return Answer(question, "", [_source(q) for q in quotes], model, timings, quotes=quotes,
+                      cited=[q.n for q in quotes], retrieval_query=query, checked=False)
+    prompt = fit_quotes(generator, asked, quotes, max_tokens=config.max_tokens)
+    quotes = prompt.quotes  # those that fit the window, renumbered 1..n
+    if on_quotes is not None:
+        on_quotes(quotes)
+    first: list[float] = []
+
+    def show(text: str) -> None:
+        if not first:
+            first.append(time.perf_counter() - started)
+        if on_token is not None:
+            on_token(text)
+
+    evidence = {q.n: _evidence_text(q) for q in quotes}
+    gate = SentenceGate(lambda s: check_sentence(s, evidence, asked, _attributor(quotes)), show)
+    gen = generator.generate(prompt.messages, max_tokens=prompt.max_tokens,
+                             temperature=config.temperature, on_token=gate.feed)
+    text = gate.finish()
+    fallback = not text.strip()
+    if fallback:
+        text = plain_quotes_answer(quotes)
+        show(text)
+    cited = sorted({n for v in gate.verdicts if v.ok for n in v.cited}) if not fallback \
+        else sorted({int(n) for n in re.findall(r"\[(\d+)\]", text)})
+    timings["first_token_s"] = first[0] if first else None
+    timings["total_s"] = time.perf_counter() - started
+    return Answer(question, text.strip(), [_source(q) for q in quotes], model, timings,
+                  prompt_tokens=gen.prompt_tokens, completion_tokens=gen.completion_tokens,
+                  cited=cited, retrieval_query=query, quotes=quotes,
+                  dropped=[v.to_json() for v in gate.dropped], generated=gen.text,
+                  quoted_fallback=fallback)
+
+
+def _source(q: Quote) -> Source:
+    return Source(q.n, q.path, q.title, q.heading, q.line_start, q.line_end, q.page, q.score)
+
+
+def _evidence_text(q: Quote) -> str:
+    """What a sentence citing quote n may rest on: the quote, its table header, where it stands."""
+    parts = [q.title, q.heading.replace(" > ", " "), q.context, q.text]
+    return "\n".join(p for p in parts if p)
+
+
+def _attributor(quotes: Sequence[Quote]):
+    """For a sentence that cites nothing: the quote whose words it shares most (if any)."""
+    def attribute(text: str) -> list[int]:
+        words = query_terms(text)
+        if not words:
+            return []
+        best, best_n = 0.0, None
+        for q in quotes:
+            share = len(words & query_terms(_evidence_text(q))) / len(words)
+            if share > best:
+                best, best_n = share, q.n
+        return [best_n] if best_n is not None and best >= 0.3 else []
+    return attribute
+
+
+def _idf(searcher):
+    """idf of stemmed content words in this index (FTS5's own figures)."""
+    def idf(terms: list[str]) -> dict[str, float]:
+        values = searcher.index.keyword_idf([f'"{t}"' for t in terms])
+        return dict(zip(terms, values))
+    return idf

@@ -1,10 +1,14 @@
-"""A conversation over the notes: follow-ups searched in light of what came before.
+"""A conversation over the notes: follow-ups rewritten into questions that stand alone.
 
 ``ChatSession`` holds the generator and the searcher between questions (the model and the
-embedder load once) and the turns so far. A 135M model rewrites follow-up questions
-poorly, so retrieval does not depend on it: a question that looks like a follow-up
-("and how do I make it foldable?") is searched together with the previous question, and
-the previous question is shown to the model as context. Never prints.
+embedder load once) and the turns so far. A question that looks like a follow-up ("and
+how do I make it foldable?") is rewritten into a standalone question before retrieval
+("how do I make callouts foldable?"): its pronoun takes the name of what the previous
+answer was about (the note it cited first, else the previous question's subject), and a
+bare "what about images?" takes the previous question's predicate. The rewrite is plain
+text surgery, not the model: a 135M model rewrites poorly, and a rewrite that invents
+would steer retrieval wrong. The rewritten question is what is searched, what the evidence
+is scored against and what the model answers, so the same checks apply. Never prints.
 """
 
 from __future__ import annotations
@@ -36,6 +40,43 @@ def looks_like_follow_up(question: str) -> bool:
     return bool(_ANAPHORA.search(question)) and len(words) <= 4
 
 
+_LEAD = re.compile(r"^\s*(?:and|but|also|so|then|or|ok(?:ay)?|now)\b[\s,]*", re.I)
+_ABOUT = re.compile(r"^\s*(?:and\s+)?(?:what|how)\s+about\s+(.+?)\s*\??\s*$", re.I)
+_POSSESSIVE = re.compile(r"\b(its|their)\b", re.I)
+_PRONOUN = re.compile(r"\b(it|this|that|them|they|these|those)\b", re.I)
+_QUESTION_HEAD = re.compile(r"^\s*(?:how|what|where|when|why|which|who|can|do|does|is|are|should)\b"
+                            r"(?:\s+(?:do|does|can|should|is|are|would|could)\b)?(?:\s+(?:i|we|you)\b)?\s*", re.I)
+
+
+def topic_of(turn: "Turn") -> str:
+    """What a turn was about: the title of the note its answer cited first, else its question
+    without the question words ("How do I create a callout?" -> "create a callout")."""
+    answer = turn.answer
+    if answer.covered and answer.sources:
+        first = next((s for s in answer.sources if s.n in answer.cited), answer.sources[0])
+        if first.title:
+            return first.title
+    return _QUESTION_HEAD.sub("", turn.retrieval_query).rstrip(" ?.!") or turn.retrieval_query
+
+
+def standalone(question: str, previous: "Turn") -> str:
+    """A follow-up rewritten so it can be searched (and answered) without the conversation."""
+    about = _ABOUT.match(question)
+    if about:  # "what about images?": the previous question, asked of the new subject
+        head = previous.retrieval_query.rstrip(" ?.!").split()
+        keep = head[:-1] if len(head) > 3 else head
+        while keep and keep[-1].lower() in ("a", "an", "the", "my", "of", "to", "in"):
+            keep.pop()
+        return " ".join(keep + [about.group(1).rstrip(" ?")]) + "?"
+    topic = topic_of(previous)
+    text = _LEAD.sub("", question).strip()
+    text = _POSSESSIVE.sub(lambda _m: f"the {topic}", text, count=1)
+    text, n = _PRONOUN.subn(topic, text, count=1)
+    if n == 0 and not _POSSESSIVE.search(question) and len(query_terms(text)) <= 1:
+        text = f"{text.rstrip(' ?')} {topic}?"  # "Why?" -> "Why create a callout?"
+    return text[:1].upper() + text[1:] if text else question
+
+
 @dataclass
 class Turn:
     question: str
@@ -56,14 +97,11 @@ class ChatSession:
         self._searcher = None
 
     def retrieval_query(self, question: str) -> tuple[str, str]:
-        """(what to search, earlier question for the prompt) for a new question."""
+        """(the standalone question to search and answer, earlier question for the prompt)."""
         if not self.turns or not looks_like_follow_up(question):
             return question, ""
         prev = self.turns[-1]
-        # the previous *retrieval* query carries its own antecedent when it was a follow-up too,
-        # capped so a long chain does not drift
-        earlier = prev.retrieval_query if len(prev.retrieval_query) < 300 else prev.question
-        return f"{earlier} {question}", prev.question
+        return standalone(question, prev), prev.question
 
     @property
     def searcher(self):
@@ -74,10 +112,10 @@ class ChatSession:
             self._searcher = Searcher(self.config, self.session.open_reader())
         return self._searcher
 
-    def ask(self, question: str, on_token: OnToken | None = None) -> Answer:
+    def ask(self, question: str, on_token: OnToken | None = None, on_quotes=None) -> Answer:
         query, context = self.retrieval_query(question)
         result = answer(self.config, question, generator=self.generator, on_token=on_token,
-                        retrieval_query=query, context=context, searcher=self.searcher)
+                        on_quotes=on_quotes, retrieval_query=query, context=context, searcher=self.searcher)
         self.turns.append(Turn(question, query, result))
         return result
 

@@ -1,0 +1,203 @@
+"""Checking a generated answer against its evidence, sentence by sentence, before anyone reads it.
+
+Each sentence is held back until it is complete, then tested against the quotes it cites
+(or, citing none, the quote it is closest to):
+- facts: every number (with its unit), date, quoted string, code span, URL or e-mail, and
+  every name (a capitalised word that is not the sentence's first, an acronym, a CamelCase
+  or snake_case identifier) must appear in that evidence;
+- support: most of its content words must be there too (stemmed; words of the question and
+  a few connective words are free), so a sentence cannot carry a claim of its own.
+A sentence that fails is dropped; when it cites a quote, the reader still gets that quote.
+When nothing survives, the answer is the best quotes, said plainly. A small model
+paraphrasing the right note into a wrong number therefore never reaches the user as fact.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from ..words import query_terms
+
+MIN_SUPPORT = 0.6  # share of a sentence's content words found in its evidence
+
+CITATION = re.compile(r"\s*\[(\d{1,3})\]")
+_NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?(?:\s?(?:%|°[CF]?|[a-zA-Z]{1,4}\b))?")
+_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b")
+_QUOTED = re.compile(r"[\"“”]([^\"“”]{2,80})[\"“”]")
+_CODE = re.compile(r"`([^`]{1,120})`")
+_URL = re.compile(r"\b(?:https?://|www\.)\S+|\b[\w.+-]+@[\w-]+\.[\w.]+\b")
+_IDENT = re.compile(r"\b(?:[a-z]+[A-Z]\w*|[A-Z][a-z]+[A-Z]\w*|\w+_\w+|[A-Z]{2,}\d*)\b")
+_NAME = re.compile(r"(?<=[a-z,;:]\s)([A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+)*)")
+_SENTENCE = re.compile(r"(?<=[.!?])(?:\s*\[\d{1,3}\])*\s+(?=\S)|\n+")
+# Words an answer may use without the notes saying them (they carry no claim of their own).
+FREE_WORDS = frozenset(query_terms(
+    "note notes source sources according say says said mention mentions mentioned state states "
+    "stated describe describes described explain explains also however therefore thus yes no "
+    "use used using can should would must may might need needs set sets setting one two "
+    "answer question"))
+_UNIT_WORDS = {"psi", "bar", "mb", "gb", "kb", "ms", "s", "min", "h", "km", "m", "cm", "mm", "kg", "g"}
+
+
+@dataclass
+class Verdict:
+    sentence: str  # as generated, citations included
+    text: str  # without citation markers
+    cited: list[int]
+    ok: bool
+    reason: str = ""
+    missing: list[str] = field(default_factory=list)  # facts not in the evidence
+    support: float = 1.0
+
+    def to_json(self) -> dict:
+        return {"sentence": self.text, "cited": self.cited, "reason": self.reason,
+                "missing": self.missing, "support": round(self.support, 3)}
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of an answer, each keeping the citation markers that follow it."""
+    return [s.strip() for s in _SENTENCE.split(text) if s and s.strip()]
+
+
+def facts_of(sentence: str) -> list[str]:
+    """What a sentence states as fact and must be found verbatim in its evidence."""
+    text = CITATION.sub("", sentence)
+    found: list[str] = []
+    for pattern in (_URL, _DATE):
+        found += pattern.findall(text)
+    found += [m.group(1) for m in _QUOTED.finditer(text)]
+    found += [m.group(1) for m in _CODE.finditer(text)]
+    for m in _NUMBER.finditer(text):
+        value = m.group(0).strip()
+        if value.rstrip(".").replace(",", "").lstrip("+-").isdigit() and len(value) == 1:
+            continue  # a single digit ("2 ways") is prose more than fact
+        found.append(value)
+    found += _IDENT.findall(text)
+    found += [m.group(1) for m in _NAME.finditer(text)]
+    return list(dict.fromkeys(f.strip() for f in found if f.strip()))
+
+
+def _norm(text: str) -> str:
+    text = text.lower().replace("’", "'").replace("“", '"').replace("”", '"')
+    text = re.sub(r"(?<=\d),(?=\d{3}\b)", "", text)  # 1,000 -> 1000
+    return " ".join(text.split())
+
+
+def fact_in(fact: str, evidence: str) -> bool:
+    """Is ``fact`` in the evidence? Numbers must match as numbers (1.5 is not in 1.7 or 15),
+    with the unit beside them when the sentence gives one."""
+    ev = _norm(evidence)
+    f = _norm(fact)
+    number = re.match(r"^([-+]?\d[\d.]*)\s?(.*)$", f)
+    if number:
+        value, unit = number.group(1).rstrip("."), number.group(2)
+        spots = [m for m in re.finditer(rf"(?<![\d.]){re.escape(value)}(?![\d]|\.\d)", ev)]
+        if not spots:
+            return False
+        if not unit or unit not in _UNIT_WORDS and not unit.startswith(("%", "°")):
+            return True
+        return any(ev[m.end():m.end() + 6].lstrip().startswith(unit) for m in spots)
+    return f in ev
+
+
+def content_support(text: str, evidence: str, free: set[str]) -> float:
+    words = query_terms(text) - FREE_WORDS - free
+    if not words:
+        return 1.0
+    have = query_terms(evidence)
+    return len(words & have) / len(words)
+
+
+_LEAD = re.compile(r"^[\s*_#>•+-]*(?:\d{1,2}[.)]\s+|\(\d{1,2}\)\s+)?")
+
+
+def check_sentence(sentence: str, quotes: dict[int, str], question: str = "",
+                   attribute: Callable[[str], list[int]] | None = None) -> Verdict:
+    """Test one sentence against the quotes it cites (``quotes``: number -> text with its
+    title and heading). ``attribute`` picks quotes for a sentence that cites none."""
+    cited = [int(n) for n in CITATION.findall(sentence)]
+    text = _LEAD.sub("", CITATION.sub("", sentence)).strip()  # "2) ", "- ", "[1] " lead-ins
+    text = re.sub(r"^\W+(?=\w)", "", text) if text[:1] in ":;,)" else text
+    valid = [n for n in dict.fromkeys(cited) if n in quotes]
+    if not valid and attribute is not None:
+        valid = attribute(text)
+    if not valid:
+        return Verdict(sentence, text, [], False, "cites no source and matches none")
+    evidence = "\n".join(quotes[n] for n in valid)
+    facts = facts_of(text)
+    missing = [f for f in facts if not fact_in(f, evidence)]
+    asked = query_terms(question)
+    support = content_support(text, evidence, asked)
+    if not missing and not facts and not (query_terms(text) - FREE_WORDS - asked):
+        return Verdict(sentence, text, valid, False, "adds nothing to the question", [], support)
+    if missing:
+        return Verdict(sentence, text, valid, False, "states what its source does not: " + ", ".join(missing),
+                       missing, support)
+    if support < MIN_SUPPORT:
+        return Verdict(sentence, text, valid, False, f"mostly not in its source ({support:.0%} of its words)",
+                       [], support)
+    return Verdict(sentence, text, valid, True, "", [], support)
+
+
+class SentenceGate:
+    """Wraps a token stream: holds text back until a sentence is complete, checks it, and
+    passes on only sentences that hold. ``verdicts`` keeps every decision."""
+
+    def __init__(self, check: Callable[[str], Verdict], on_text: Callable[[str], None] | None):
+        self.check = check
+        self.on_text = on_text
+        self.buffer = ""
+        self.verdicts: list[Verdict] = []
+        self.kept: list[str] = []
+
+    def feed(self, piece: str) -> None:
+        self.buffer += piece
+        while True:
+            m = _SENTENCE.search(self.buffer)
+            if m is None:
+                return
+            sentence, self.buffer = self.buffer[:m.start()], self.buffer[m.end():]
+            self._decide(sentence)
+
+    def finish(self) -> str:
+        self._decide(self.buffer)
+        self.buffer = ""
+        return " ".join(self.kept)
+
+    def _decide(self, sentence: str) -> None:
+        sentence = sentence.strip()
+        if not sentence or not re.search(r"\w", CITATION.sub("", sentence)):
+            return
+        verdict = self.check(sentence)
+        self.verdicts.append(verdict)
+        if verdict.ok:
+            shown = _with_citations(verdict)
+            if self.on_text is not None:
+                self.on_text(("" if not self.kept else " ") + shown)
+            self.kept.append(shown)
+
+    @property
+    def dropped(self) -> list[Verdict]:
+        return [v for v in self.verdicts if not v.ok]
+
+
+def _with_citations(verdict: Verdict) -> str:
+    """The sentence as shown: its text, then the quotes it rests on as [n]."""
+    text = verdict.text.rstrip()
+    end = text[-1] if text and text[-1] in ".!?" else ""
+    body = text[:-1] if end else text
+    marks = "".join(f"[{n}]" for n in verdict.cited)
+    return f"{body} {marks}{end or '.'}"
+
+
+FALLBACK_PREFIX = "Your notes say: "
+
+
+def plain_quotes_answer(quotes: Sequence, limit: int = 2, close: float = 0.9) -> str:
+    """The answer when no generated sentence holds: the best quote (and the next ones that
+    score almost as well), said as quotes."""
+    quotes = list(quotes)
+    chosen = [q for q in quotes[:limit] if q.score >= close * quotes[0].score] if quotes else []
+    parts = [f"\u201c{' '.join(q.text.split())}\u201d [{q.n}]" for q in chosen]
+    return FALLBACK_PREFIX + " ".join(parts)
