@@ -23,6 +23,7 @@ from .commands import doctor as _doctor  # noqa: F401,E402
 from .commands import eval as _eval  # noqa: F401,E402
 from .commands import verify as _verify  # noqa: F401,E402
 from .commands import watch as _watch  # noqa: F401,E402
+from .commands import mcp as _mcp  # noqa: F401,E402
 
 
 def _report(exc: BaseException) -> int:

@@ -13,7 +13,7 @@ from ragcli.app import app
 from ragcli.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
-HEAVY = ("chromadb", "llama_cpp", "pypdf", "watchdog", "numpy")
+HEAVY = ("chromadb", "llama_cpp", "pypdf", "watchdog", "numpy", "mcp")
 
 
 def test_import_cli_does_not_import_heavy_libraries():

@@ -146,6 +146,10 @@ class Index:
     def files(self, root: str | None = None) -> dict[str, FileRecord]:
         return self._m.files(root)
 
+    def file(self, path: str) -> FileRecord | None:
+        """The record of one indexed file (its path exactly as indexed), or None."""
+        return self._m.file(path)
+
     def counts(self) -> tuple[int, int]:
         """(files, chunks)"""
         return self._m.counts()
