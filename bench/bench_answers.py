@@ -111,7 +111,8 @@ def score(row: dict, result, top_hit_text: str) -> dict:
     return out
 
 
-def run_model(model: str | None, rows: list[dict], homes: dict[str, Path], verbose: bool) -> dict:
+def run_model(model: str | None, rows: list[dict], homes: dict[str, Path], verbose: bool,
+              quotes_only: bool = False) -> dict:
     from ragcli.config import load_config
     from ragcli.generate import make_generator
     from ragcli.pipeline.answer import answer
@@ -123,13 +124,13 @@ def run_model(model: str | None, rows: list[dict], homes: dict[str, Path], verbo
     for corpus, home in homes.items():
         os.environ["RAG_HOME"] = str(home)
         config = load_config(overrides)
-        if generator is None:
+        if generator is None and not quotes_only:
             generator = make_generator(config)
         searcher = Searcher(config)
         for row in (r for r in rows if r["corpus"] == corpus):
             t0 = time.perf_counter()
             seen: dict[str, float] = {}
-            result = answer(config, row["question"], generator=generator, searcher=searcher,
+            result = answer(config, row["question"], generator=generator, searcher=searcher, quotes_only=quotes_only,
                             on_quotes=lambda _q: seen.setdefault("quotes", time.perf_counter() - t0),
                             on_token=lambda _t: seen.setdefault("token", time.perf_counter() - t0))
             hits = searcher.search(row["question"], 1, config.mode)
@@ -142,7 +143,7 @@ def run_model(model: str | None, rows: list[dict], homes: dict[str, Path], verbo
                       f"gen: {(result.generated or '').strip()[:300]}\n   out: {result.text[:300]}\n   "
                       f"dropped: {[d['reason'] for d in result.dropped]}", file=sys.stderr)
         searcher.close()
-    name = generator.model_name if generator else model
+    name = generator.model_name if generator else (model or "(quotes only)")
     if generator is not None:
         generator.close()
     return {"model": name, "results": results}
@@ -247,6 +248,7 @@ def main() -> None:
     ap.add_argument("--verbose", action="store_true")
     ap.add_argument("--json", type=Path, help="also write every figure here")
     ap.add_argument("--calibrate", action="store_true", help="retrieval only: tune the relevance gate")
+    ap.add_argument("--quotes-only", action="store_true", help="no generation: score the evidence alone")
     args = ap.parse_args()
     rows = load_questions(args.limit)
     homes = build_homes(args.homes)
@@ -255,7 +257,7 @@ def main() -> None:
         return
     print(f"# {len(rows)} questions ({sum(r['answerable'] for r in rows)} answerable) over {', '.join(homes)}; "
           f"load {os.getloadavg()[0]:.1f}")
-    runs = [run_model(m, rows, homes, args.verbose) for m in (args.model or [None])]
+    runs = [run_model(m, rows, homes, args.verbose, args.quotes_only) for m in (args.model or [None])]
     cols = ["model", "mode", "support", "recall", "facts", "baseline_recall", "invented_numbers", "answers",
             "refused", "answerable", "unanswerable_answered", "unanswerable", "first_quote_p50",
             "first_token_p50", "first_token_p90"]
