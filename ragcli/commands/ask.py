@@ -23,12 +23,17 @@ def ask_cmd(
 ) -> None:
     """Answer a question from your notes, with numbered citations and sources."""
     from .. import render
-    from ..pipeline.answer import answer
+    from ..serve.client import daemon_answer
 
     config = answer_config(model, temperature, max_tokens, ctx, threads, gpu_layers, k, mode, min_score)
-    require_index(config)
     stream = not as_json and sys.stdout.isatty()
-    result = answer(config, question, on_token=stream_to_stdout if stream else None)
+    on_token = stream_to_stdout if stream else None
+    result = daemon_answer(config, question, on_token=on_token)  # warm, when `rag watch` runs
+    if result is None:
+        from ..pipeline.answer import answer
+
+        require_index(config)
+        result = answer(config, question, on_token=on_token)
     if as_json:
         render.print_json(result.to_json())
     else:

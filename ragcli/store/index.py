@@ -36,7 +36,6 @@ from .recovery import (forget_chroma_clients, remote_collection, remove_leftover
                        swap_dirs, vectors_open_in_child)
 
 
-
 @dataclass
 class FileUpdate:
     """A file's new state: its record, its chunks, and the vectors of those chunks."""
@@ -63,22 +62,26 @@ def index_exists(config: Config) -> bool:
 class Index:
     """Open with ``Index.open_reader`` or ``Index.open_writer`` (which takes the write lock)."""
 
-    def __init__(self, config: Config, manifest: Manifest, lock: WriteLock | None = None):
+    def __init__(self, config: Config, manifest: Manifest, lock: WriteLock | None = None,
+                 beside: "Index | None" = None):
         self.config = config
         self.dir = config.index_dir
         self._m = manifest
         self.lock = lock
+        self._beside = beside  # the writer in this same process (see ``open_reader``)
         self._vectors = None
         self._vectors_generation = -1
         self.in_write = False  # true while a write is between marking and committing
 
     # -- opening ----------------------------------------------------------------------------
     @classmethod
-    def open_reader(cls, config: Config) -> "Index":
+    def open_reader(cls, config: Config, beside: "Index | None" = None) -> "Index":
+        """A reader; ``beside``: the writer of this same process (the watcher serving searches).
+        Chroma's one system per folder and process sees its writes: shared, never reopened."""
         if not index_exists(config):
             raise NoIndexError(f"no index at {config.index_dir}")
         try:
-            return cls(config, Manifest(config.index_dir / MANIFEST_NAME))
+            return cls(config, Manifest(config.index_dir / MANIFEST_NAME), beside=beside)
         except Exception as exc:
             raise StoreError(f"{config.index_dir / MANIFEST_NAME}: cannot open the index: {exc}") from None
 
@@ -304,6 +307,11 @@ class Index:
     @property
     def vectors(self):
         """The Chroma store, opened on first use (and reopened when another process wrote)."""
+        if self._beside is not None:  # the writer's store (an attribute read: its SQLite untouched)
+            live = self._beside._vectors
+            if live is None and self._vectors is None:
+                self._vectors = self._open_vectors()  # no forgetting: that would close the writer's
+            return live if live is not None else self._vectors
         generation = self._m.generation()
         if self._vectors is None or (self.lock is None and generation != self._vectors_generation):
             self._vectors = self._open_vectors(fresh=self._vectors is not None)
