@@ -54,7 +54,10 @@ class Engine:
         self.searcher = Searcher(config, index=Index.open_reader(config, beside=writer_index),
                                  embedder=embedder)
         self.generator = None
-        self.searcher.search("warm up", k=1)  # opens the vector store now, not on a user's query
+        try:
+            self.searcher.search("warm up", k=1)  # opens the vector store now, not on a user's query
+        except Exception:  # noqa: BLE001 - the first real query tries again, and says why
+            log.debug("warm-up search failed", exc_info=True)
 
     def search(self, req: dict):
         from ..retrieve import Filters

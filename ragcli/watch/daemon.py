@@ -5,7 +5,9 @@ main thread sleeps on a condition until a path's quiet period ends, then runs th
 incremental pipeline as ``rag index`` on just those paths (``Indexer.run(scope=...)``).
 A full reconcile runs at start (catching what changed while the watcher was down) and
 every ``reconcile_interval`` (catching what the OS dropped). Idle, nothing runs but the
-observer's blocking read.
+observer's blocking read and the socket's blocking accept (``ragcli.serve.server``: it
+answers status once the lock is held, search and ask once the embedder is loaded, from
+its own threads, with a reader of this index that shares the writer's vector store).
 
 Stopping: SIGTERM/SIGINT only set a flag (the indexer's ``cancel`` event). Between syncs
 the loop just ends; during one, the pipeline checks the flag between files and batches and
@@ -101,8 +103,7 @@ class Watcher:
             self._reconcile(startup=True)
             if not self._stop.is_set():
                 self._warm_up()
-                if self.server is not None:
-                    self.server.warm(self.indexer.idx, self.indexer.embedder())
+                self._start_answering()
                 self._loop()
         except Cancelled:
             pass
@@ -125,6 +126,17 @@ class Watcher:
             from ..serve.server import start_server
 
             self.server = start_server(self.config, self.state_dict)
+
+    def _start_answering(self) -> None:
+        """Let the socket answer search and ask with the embedder the indexer loaded."""
+        if self.server is None:
+            return
+        try:
+            embedder = self.indexer.embedder()
+        except Exception:  # noqa: BLE001 - _warm_up said why; clients work in their own process
+            log.warning("search and ask are not answered here: the embedder did not load")
+            return
+        self.server.warm(self.indexer.idx, embedder)
 
     def _exit_now(self) -> None:
         """End the process at once, the index safe (no write is in hand) and the files tidy."""
