@@ -194,7 +194,7 @@ def test_detach_survives_the_terminal_then_stop(vault, index_dir, rag_home, tmp_
     assert alive(pid)
 
     # Its files: pid file, socket and log, owner-only.
-    for name in ("watch.pid", "watch.log", "watch.sock"):
+    for name in ("watch.pid", "watch.log", "watch.out", "watch.sock", "watch.json"):
         assert stat.S_IMODE((index_dir / name).stat().st_mode) == 0o600, name
     assert stat.S_ISSOCK((index_dir / "watch.sock").stat().st_mode)
 
