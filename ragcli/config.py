@@ -51,6 +51,7 @@ class Config:
     # watcher
     debounce: float = 1.0
     reconcile_interval: float = 300.0
+    daemon: str = "auto"  # search/ask/status through a running watcher: auto, off or require
 
     @property
     def index_dir(self) -> Path:
@@ -138,6 +139,8 @@ def load_config(overrides: dict[str, Any] | None = None, env: dict[str, str] | N
             values[key] = _coerce(key, raw, f"--{key.replace('_', '-')}")
     if values.get("mode", "hybrid") not in ("hybrid", "vector", "keyword"):
         raise ConfigError(f"mode must be hybrid, vector or keyword, got {values['mode']!r}")
+    if values.get("daemon", "auto") not in ("auto", "off", "require"):
+        raise ConfigError(f"daemon must be auto, off or require, got {values['daemon']!r}")
     return Config(**values)
 
 

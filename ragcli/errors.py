@@ -21,6 +21,7 @@ class ExitCode(IntEnum):
     VERIFY_FAILED = 8
     DOWNLOAD = 9
     INDEX_MISMATCH = 10
+    NO_DAEMON = 11
     INTERRUPTED = 130
 
 
@@ -94,6 +95,14 @@ class Cancelled(RagError):
     """A stop was asked for (Ctrl-C, SIGTERM) and the work ended at a safe point."""
 
     exit_code = ExitCode.INTERRUPTED
+
+
+class DaemonError(RagError):
+    """The watcher's socket did not answer where it had to (RAG_DAEMON=require, or it
+    stopped in the middle of a streamed answer)."""
+
+    exit_code = ExitCode.NO_DAEMON
+    hint = "Start it with: rag watch --detach (or unset RAG_DAEMON to answer in this process)."
 
 
 class DownloadError(RagError):

@@ -26,18 +26,25 @@ def ask_cmd(
     """Answer a question from your notes: the quotes that answer it first, then a short answer
     whose every sentence was checked against them, with numbered citations."""
     from .. import render
-    from ..pipeline.answer import answer
+    from ..serve.client import daemon_answer
 
     config = answer_config(model, temperature, max_tokens, ctx, threads, gpu_layers, k, mode, min_score)
-    require_index(config)
     stream = not as_json and sys.stdout.isatty()
-    result = answer(config, question, quotes_only=quotes,
-                    on_quotes=print_quotes if stream else None,
-                    on_token=stream_to_stdout if stream else None)
+    # Warm when `rag watch` runs: printed whole (its quotes and answer arrive together).
+    result = None if quotes else daemon_answer(config, question)
+    streamed = False
+    if result is None:
+        from ..pipeline.answer import answer
+
+        require_index(config)
+        result = answer(config, question, quotes_only=quotes,
+                        on_quotes=print_quotes if stream else None,
+                        on_token=stream_to_stdout if stream else None)
+        streamed = stream
     if as_json:
         render.print_json(result.to_json())
     else:
-        print_answer(result, streamed=stream)
+        print_answer(result, streamed=streamed)
 
 
 def stream_to_stdout(piece: str) -> None:

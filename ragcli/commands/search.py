@@ -23,11 +23,15 @@ def search_cmd(
 ) -> None:
     """Search the index (no generation): ranked passages with where they came from."""
     from .. import render
-    from ..retrieve import Filters, search
+    from ..serve.client import daemon_search
 
     config = load_config({"mode": mode})
-    hits = search(config, query, k=k, mode=config.mode,
-                  filters=Filters(path=path, tag=tag, since=since, until=until))
+    where = {"path": path, "tag": tag, "since": since, "until": until}
+    hits = daemon_search(config, query, k, config.mode, where)  # warm, when `rag watch` runs
+    if hits is None:
+        from ..retrieve import Filters, search
+
+        hits = search(config, query, k=k, mode=config.mode, filters=Filters(**where))
     if as_json:
         render.print_json({"query": query, "mode": config.mode, "results": [h.to_json() for h in hits]})
         return

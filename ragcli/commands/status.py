@@ -36,4 +36,8 @@ def status_cmd(as_json: bool = typer.Option(False, "--json", help="Print as JSON
                 f"{time.strftime('%H:%M:%S', time.localtime(writer.get('since', 0)))}")
     watcher = info.get("watcher")
     if watcher:
-        o.print(f"Watcher:    pid {watcher.get('pid')}, pending changes: {watcher.get('pending', 0)}")
+        o.print(f"Watcher:    pid {watcher.get('pid')}, pending changes: {watcher.get('pending', 0)}, since "
+                f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(watcher.get('since') or 0))}")
+        answering = "answering" if watcher.get("answering") else "not answering"
+        o.print(f"            socket: {watcher.get('socket') or '-'} ({answering}); "
+                f"log: {watcher.get('log') or 'stderr (foreground)'}")

@@ -36,6 +36,7 @@ class LlamaGenerator:
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self.prefix_cached = False  # the system prompt's state came from disk
+        self.prefix_tokens = 0  # tokens of that state (the system prompt), once loaded
 
     # -- loading ------------------------------------------------------------------------
     def preload(self) -> None:
@@ -144,6 +145,16 @@ class LlamaGenerator:
         n_completion = len(llm.tokenize(text.encode("utf-8"), add_bos=False, special=False)) if text else 0
         return Generation(text, n_prompt, n_completion, out.first, out.elapsed(), finish)
 
+    def rewind(self) -> None:
+        """Forget what was evaluated after the system prompt, so that the next answer starts
+        from the state a fresh process starts from. llama.cpp reuses the longest prefix it
+        still holds; starting elsewhere moves its batch boundaries, and the floating-point
+        sums with them, so a long-lived generator (the watcher's) could answer a token
+        differently from a one-shot `rag ask`."""
+        llm = self._llm
+        if llm is not None and 0 < self.prefix_tokens < llm.n_tokens:
+            llm.n_tokens = self.prefix_tokens  # the cells past it are dropped by the next decode
+
     def close(self) -> None:
         if self._thread is not None:
             self._thread.join()
@@ -199,6 +210,7 @@ class _PrefixCache:
         tokens = self.prefix_tokens()
         if len(tokens) < 8:
             return
+        self.gen.prefix_tokens = len(tokens)
         path = self.folder / f"prefix-{self._key(tokens)}.kv"
         try:
             blob = path.read_bytes()

@@ -1,4 +1,5 @@
-"""What the index holds (for `rag status` and `rag doctor`), read without taking the write lock."""
+"""What the index holds (for `rag status` and `rag doctor`), read without taking the write lock,
+and the running watcher: asked over its socket, else read from the files it keeps."""
 
 from __future__ import annotations
 
@@ -26,9 +27,28 @@ def index_status(config: Config) -> dict:
         idx.close()
     holder = read_holder(config.index_dir / LOCK_NAME)
     info["writer"] = holder
-    if holder and holder.get("role") == "watch":
-        info["watcher"] = _watch_state(config) or {"pid": holder.get("pid"), "since": holder.get("since")}
+    info["watcher"] = watcher_info(config, holder)
     return info
+
+
+def watcher_info(config: Config, holder: dict | None = None) -> dict | None:
+    """The running watcher (pid, since, roots, state, pending, socket, log, ...), or None.
+
+    ``answering``: its socket answered just now (then the figures are its own, live, with
+    ``requests`` served so far); otherwise they come from its state file."""
+    from ..serve.client import daemon_status
+
+    if holder is None:
+        holder = read_holder(config.index_dir / LOCK_NAME)
+    if not holder or holder.get("role") != "watch":
+        return None
+    live = daemon_status(config, timeout=1.0, force=True)
+    if live and live.get("pid") == holder.get("pid"):
+        return {**live, "answering": True}
+    state = _watch_state(config) or {}
+    if state.get("pid") != holder.get("pid"):
+        state = {"pid": holder.get("pid"), "since": holder.get("since")}
+    return {**state, "answering": False}
 
 
 def _watch_state(config: Config) -> dict | None:

@@ -18,8 +18,6 @@ no re-embedding. The manifest is always the truth.
 from __future__ import annotations
 
 import os
-import shutil
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -32,9 +30,8 @@ from .fingerprint import Fingerprint, check_model, mismatch_error
 from .lock import WriteLock
 from .manifest import FileRecord, Manifest, StoredChunk
 from .paths import CHROMA_NAME, LOCK_NAME, MANIFEST_NAME
-from .recovery import (forget_chroma_clients, remote_collection, remove_leftovers,
-                       swap_dirs, vectors_open_in_child)
-
+from .repair import Repairs
+from .recovery import (forget_chroma_clients, remote_collection)
 
 
 @dataclass
@@ -60,25 +57,29 @@ def index_exists(config: Config) -> bool:
     return (config.index_dir / MANIFEST_NAME).is_file()
 
 
-class Index:
+class Index(Repairs):
     """Open with ``Index.open_reader`` or ``Index.open_writer`` (which takes the write lock)."""
 
-    def __init__(self, config: Config, manifest: Manifest, lock: WriteLock | None = None):
+    def __init__(self, config: Config, manifest: Manifest, lock: WriteLock | None = None,
+                 beside: "Index | None" = None):
         self.config = config
         self.dir = config.index_dir
         self._m = manifest
         self.lock = lock
+        self._beside = beside  # the writer in this same process (see ``open_reader``)
         self._vectors = None
         self._vectors_generation = -1
         self.in_write = False  # true while a write is between marking and committing
 
     # -- opening ----------------------------------------------------------------------------
     @classmethod
-    def open_reader(cls, config: Config) -> "Index":
+    def open_reader(cls, config: Config, beside: "Index | None" = None) -> "Index":
+        """A reader; ``beside``: the writer of this same process (the watcher serving searches).
+        Chroma's one system per folder and process sees its writes: shared, never reopened."""
         if not index_exists(config):
             raise NoIndexError(f"no index at {config.index_dir}")
         try:
-            return cls(config, Manifest(config.index_dir / MANIFEST_NAME))
+            return cls(config, Manifest(config.index_dir / MANIFEST_NAME), beside=beside)
         except Exception as exc:
             raise StoreError(f"{config.index_dir / MANIFEST_NAME}: cannot open the index: {exc}") from None
 
@@ -308,6 +309,11 @@ class Index:
     @property
     def vectors(self):
         """The Chroma store, opened on first use (and reopened when another process wrote)."""
+        if self._beside is not None:  # the writer's store (an attribute read: its SQLite untouched)
+            live = self._beside._vectors
+            if live is None and self._vectors is None:
+                self._vectors = self._open_vectors()  # no forgetting: that would close the writer's
+            return live if live is not None else self._vectors
         generation = self._m.generation()
         if self._vectors is None or (self.lock is None and generation != self._vectors_generation):
             self._vectors = self._open_vectors(fresh=self._vectors is not None)
@@ -322,75 +328,3 @@ class Index:
         if fresh:
             forget_chroma_clients()
         return ChromaStore.persistent(self.dir / CHROMA_NAME)
-
-    # -- recovery and repair ----------------------------------------------------------------
-    def recover(self) -> None:
-        """Bring Chroma back in step with the manifest after a run that was killed mid-write."""
-        remove_leftovers(self.dir)
-        if self._m.get_meta("vectors_dirty", "0") != "1":
-            return
-        if not self.config.chroma_url and not vectors_open_in_child(self.dir / CHROMA_NAME):
-            self._move_broken_chroma()
-            self.rebuild_vectors()
-            return
-        self.sync_vectors()
-        self._m.set_meta("vectors_dirty", "0")
-
-    def _move_broken_chroma(self) -> None:
-        """Set a store that does not open aside (only the latest one is kept, for a bug report)."""
-        path = self.dir / CHROMA_NAME
-        self._vectors = None
-        forget_chroma_clients()
-        if path.exists():
-            for old in self.dir.glob(f"{CHROMA_NAME}.broken-*"):
-                shutil.rmtree(old, ignore_errors=True)
-            shutil.move(str(path), str(self.dir / f"{CHROMA_NAME}.broken-{int(time.time())}"))
-
-    def sync_vectors(self) -> tuple[int, int]:
-        """Make Chroma hold exactly the manifest's chunks; returns (written, deleted)."""
-        from .sync import sync_into
-
-        written, deleted, _lost = sync_into(self._m, self._dim(), self.vectors)
-        return written, deleted
-
-    def rebuild_vectors(self) -> list[str]:
-        """Build Chroma afresh from the manifest's cache in a new folder, then swap it in.
-
-        Until the swap the live store is untouched; ``vectors_dirty`` stays set throughout, so
-        a crash at any point leaves something ``recover`` finishes. Returns the files
-        forgotten because a vector was not cached (they need indexing again).
-        """
-        from .sync import sync_into
-
-        self._m.set_meta("vectors_dirty", "1")
-        self.in_write = True
-        try:
-            if self.config.chroma_url:
-                self.vectors.reset()
-                _written, _deleted, lost = sync_into(self._m, self._dim(), self.vectors)
-            else:
-                from .vectors import ChromaStore
-
-                self._vectors = None
-                forget_chroma_clients()
-                live = self.dir / CHROMA_NAME
-                fresh = self.dir / f"{CHROMA_NAME}.new-{os.getpid()}"
-                shutil.rmtree(fresh, ignore_errors=True)
-                store = ChromaStore.persistent(fresh)
-                _written, _deleted, lost = sync_into(self._m, self._dim(), store)
-                del store
-                forget_chroma_clients()  # stops Chroma's system: its files are closed before the swap
-                swap_dirs(fresh, live)
-                shutil.rmtree(fresh, ignore_errors=True)  # now the old store, if there was one
-            self._m.set_meta("vectors_dirty", "0")
-        finally:
-            self.in_write = False
-        return lost
-
-    def rebuild_keywords(self) -> None:
-        """Index every chunk row again into the keyword index, the way the insert trigger does."""
-        self._m.rebuild_keywords()
-
-    def drop_orphan_chunks(self) -> int:
-        """Chunk rows of files the manifest does not list; returns how many were dropped."""
-        return self._m.drop_orphan_chunks()

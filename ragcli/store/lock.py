@@ -88,7 +88,7 @@ def _locked_error(holder: dict | None) -> LockedError:
     who = f"`rag {role}` (pid {pid}{when})" if pid else "another ragcli process"
     if role == "watch":
         hint = ("The watcher keeps the index in sync by itself; nothing to do. To index now "
-                f"anyway, stop it first (kill {pid}).")
+                f"anyway, stop it first: rag watch --stop (or kill {pid}).")
     else:
         hint = f"Wait for it to finish, or stop it (kill {pid})." if pid else "Wait for it to finish."
     return LockedError(f"the index is being written by {who}", hint=hint)

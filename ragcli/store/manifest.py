@@ -313,21 +313,19 @@ class Manifest:
         asks for the exact bm25 of candidates the vector side found). Title (with aliases)
         weighs 3, the heading path 2, the text 1: a term in a note's name says more about
         what the note is about than the same term in passing.
+
+        The path and id lists go in as JSON (``json_each``), not through temp tables: writing
+        a temp table opens a transaction that a reader never commits, and a long-lived reader
+        (chat, the watcher's socket) would then see the index as it was at that moment forever.
         """
         params: list = [*weights, match]
         where = ""
-        if paths is not None:
-            if not paths:
-                return []
-            self._temp_paths(paths)
-            where = " AND c.path IN (SELECT path FROM temp.allowed)"
-        if ids is not None:
-            if not ids:
-                return []
-            self.db.execute("CREATE TEMP TABLE IF NOT EXISTS wanted (id TEXT PRIMARY KEY)")
-            self.db.execute("DELETE FROM temp.wanted")
-            self.db.executemany("INSERT OR IGNORE INTO temp.wanted(id) VALUES (?)", [(i,) for i in ids])
-            where += " AND c.id IN (SELECT id FROM temp.wanted)"
+        for column, values in (("path", paths), ("id", ids)):
+            if values is not None:
+                if not values:
+                    return []
+                where += f" AND c.{column} IN (SELECT value FROM json_each(?))"
+                params.append(json.dumps(list(values)))
         sql = (f"SELECT c.id, bm25(chunks_fts, ?, ?, ?) AS s FROM chunks_fts JOIN chunks c"
                f" ON c.rowid = chunks_fts.rowid WHERE chunks_fts MATCH ?{where} ORDER BY s LIMIT ?")
         try:
@@ -353,11 +351,6 @@ class Manifest:
                 n = 0
             result.append(max(math.log((total - n + 0.5) / (n + 0.5)), 1e-6))
         return result
-
-    def _temp_paths(self, paths: Sequence[str]) -> None:
-        self.db.execute("CREATE TEMP TABLE IF NOT EXISTS allowed (path TEXT PRIMARY KEY)")
-        self.db.execute("DELETE FROM temp.allowed")
-        self.db.executemany("INSERT OR IGNORE INTO temp.allowed(path) VALUES (?)", [(p,) for p in paths])
 
     def filter_paths(self, path_glob: str | None = None, tag: str | None = None,
                      since: str | None = None, until: str | None = None) -> list[str]:

@@ -5,7 +5,9 @@ main thread sleeps on a condition until a path's quiet period ends, then runs th
 incremental pipeline as ``rag index`` on just those paths (``Indexer.run(scope=...)``).
 A full reconcile runs at start (catching what changed while the watcher was down) and
 every ``reconcile_interval`` (catching what the OS dropped). Idle, nothing runs but the
-observer's blocking read.
+observer's blocking read and the socket's blocking accept (``ragcli.serve.server``: it
+answers status once the lock is held, search and ask once the embedder is loaded, from
+its own threads, with a reader of this index that shares the writer's vector store).
 
 Stopping: SIGTERM/SIGINT only set a flag (the indexer's ``cancel`` event). Between syncs
 the loop just ends; during one, the pipeline checks the flag between files and batches and
@@ -34,6 +36,7 @@ from ..config import Config
 from ..errors import Cancelled, IndexMismatchError, ModelError, RagError
 from ..store import WATCH_STATE
 from .changes import PendingChanges, Relevance, event_paths
+from .files import remove_pid, write_exit, write_pid
 from .observe import make_handler, start_observer, stop_observer, unwatched_folders, warn_limit
 
 log = logging.getLogger("ragcli.watch")
@@ -49,6 +52,8 @@ class WatchOptions:
     reconcile_interval: float = 300.0
     polling: bool = False
     grace: float = 2.0  # seconds a stop waits for the file in hand before interrupting
+    serve: bool = True  # answer search/ask/status on the socket (``ragcli.serve``)
+    log_file: str | None = None  # where the log goes, for `rag status` (None: stderr)
 
 
 class Watcher:
@@ -61,6 +66,7 @@ class Watcher:
         self.options = options or WatchOptions(config.debounce, config.reconcile_interval)
         self.pending = PendingChanges(self.options.debounce)
         self.indexer = None
+        self.server = None
         self.roots: list[Path] = []
         self.observer = None
         self.observer_kind = ""
@@ -82,8 +88,11 @@ class Watcher:
 
         self.indexer = Indexer(self.config, role="watch", progress=self._progress, cancel=self._stop)
         restore = self._install_signals()
+        code = 0
         try:
+            write_pid(self.config)
             self.roots = resolve_roots(self.indexer.idx, self.paths)
+            self._start_serving()
             self.relevance = Relevance(self.roots, [self.config.data_dir, self.config.index_dir])
             self.observer, self.observer_kind = start_observer(
                 self.roots, make_handler(self._on_event), polling=self.options.polling)
@@ -94,16 +103,50 @@ class Watcher:
             self._reconcile(startup=True)
             if not self._stop.is_set():
                 self._warm_up()
+                self._start_answering()
                 self._loop()
         except Cancelled:
             pass
+        except BaseException as exc:
+            code = 130 if isinstance(exc, KeyboardInterrupt) else int(getattr(exc, "exit_code", 1))
+            raise
         finally:
             if self.observer is not None:
                 stop_observer(self.observer)
+            if self.server is not None and not self.server.close():
+                self._exit_now()  # a request still holds the models: freeing them would crash
             self._remove_state()
             self.indexer.close()
             restore()
+            write_exit(self.config, code)
             log.info("stopped; the index lock is released")
+
+    def _start_serving(self) -> None:
+        if self.options.serve:
+            from ..serve.server import start_server
+
+            self.server = start_server(self.config, self.state_dict)
+
+    def _start_answering(self) -> None:
+        """Let the socket answer search and ask with the embedder the indexer loaded."""
+        if self.server is None:
+            return
+        try:
+            embedder = self.indexer.embedder()
+        except Exception:  # noqa: BLE001 - _warm_up said why; clients work in their own process
+            log.warning("search and ask are not answered here: the embedder did not load")
+            return
+        self.server.warm(self.indexer.idx, embedder)
+
+    def _exit_now(self) -> None:
+        """End the process at once, the index safe (no write is in hand) and the files tidy."""
+        self._remove_state()
+        if self.server is not None:
+            self.server.remove_file()
+        write_exit(self.config, 0)
+        for handler in logging.getLogger("ragcli").handlers:
+            handler.flush()
+        os._exit(0)
 
     def stop(self) -> None:
         """Ask the loop to end (safe from a signal handler or another thread)."""
@@ -278,8 +321,7 @@ class Watcher:
             sys.setswitchinterval(60.0)  # keep the main thread off the GIL between check and exit
             try:
                 if self._busy and not self.indexer.idx.in_write:
-                    self._remove_state()
-                    os._exit(0)
+                    self._exit_now()
             finally:
                 sys.setswitchinterval(previous)
 
@@ -310,7 +352,8 @@ class Watcher:
         return {"pid": os.getpid(), "since": self.since, "roots": [str(r) for r in self.roots],
                 "pending": len(self.pending), "state": self.state, "observer": self.observer_kind,
                 "last_sync": self.last_sync, "syncs": self.syncs, "debounce": self.options.debounce,
-                "reconcile_interval": self.options.reconcile_interval}
+                "reconcile_interval": self.options.reconcile_interval, "log": self.options.log_file,
+                "socket": str(self.server.path) if self.server is not None else None}
 
     def _write_state(self, force: bool = False) -> None:
         data = self.state_dict()
@@ -331,6 +374,7 @@ class Watcher:
         self._state_written, self._state_at = key, now
 
     def _remove_state(self) -> None:
+        remove_pid(self.config)
         try:
             (self.config.index_dir / STATE_FILE).unlink()
         except OSError:

@@ -1,0 +1,165 @@
+"""Ask the running watcher first: warm search, ask and status over its Unix socket.
+
+Each function returns None when the watcher cannot answer (no socket, a stale one left by
+a killed watcher, no answer within a short time, a busy or still-starting watcher, other
+settings), and the caller then does the work in its own process, with the same result.
+``config.daemon`` (``RAG_DAEMON``) says whether to try: ``auto`` (default), ``off``, or
+``require`` (no fallback: a ``DaemonError`` instead; tests and benches use it to prove
+which way an answer came).
+
+Kept light (socket and json only): it runs before a command loads chromadb or a model.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable, Iterator
+
+from ..config import Config
+from ..errors import DaemonError
+from ..types import Answer, Hit
+from .protocol import BadRequest, LineReader, connect, decode, encode, from_wire, hit_from_wire, \
+    settings_key, socket_path
+
+CONNECT_TIMEOUT = 1.0  # a live watcher accepts at once; a stale socket file refuses at once
+FIRST_REPLY = 3.0  # seconds to the first reply line of a search or an ask (a warm search: ~0.05)
+STREAM_IDLE = 300.0  # seconds between two lines of a streamed answer (a slow model's prompt)
+MAX_REPLY = 256 << 20
+
+
+class _Unavailable(Exception):
+    """The watcher did not answer this one; the caller works in process (or fails: require)."""
+
+
+class _CallerError(Exception):
+    """Raised by the caller's own callback: passed through as it is, never a fallback."""
+
+
+def daemon_search(config: Config, query: str, k: int, mode: str | None,
+                  filters: dict | None = None) -> list[Hit] | None:
+    """The hits ``retrieve.search`` would give, from the watcher; None: search in process.
+    ``filters``: the fields of ``retrieve.Filters`` (path, tag, since, until) as a dict."""
+    request = {"op": "search", "settings": settings_key(config), "query": query, "k": k, "mode": mode,
+               "filters": {key: value for key, value in (filters or {}).items() if value is not None}}
+
+    def run() -> list[Hit]:
+        return [hit_from_wire(h) for h in _one(config, request)["results"]]
+
+    return _attempt(config, run)
+
+
+def daemon_answer(config: Config, question: str, on_token: Callable[[str], None] | None = None) -> Answer | None:
+    """The ``Answer`` that ``pipeline.answer`` would give, streamed from the warm watcher.
+
+    None: answer in process. Once a token has reached ``on_token`` there is no going back:
+    a watcher that stops mid-answer is a ``DaemonError``.
+    """
+    request = {"op": "ask", "settings": settings_key(config), "question": question,
+               "top_k": config.top_k, "mode": config.mode, "min_score": config.min_score,
+               "temperature": config.temperature, "max_tokens": config.max_tokens}
+    streamed = []
+
+    def run() -> Answer:
+        lines = _exchange(config, request)
+        try:
+            first = next(lines)
+            if not first.get("started"):
+                raise _Unavailable("the watcher did not start the answer")
+            for reply in lines:
+                if "token" in reply:
+                    streamed.append(True)
+                    if on_token is not None:
+                        try:
+                            on_token(str(reply["token"]))
+                        except BaseException as exc:  # the caller's own failure (a closed stdout)
+                            raise _CallerError() from exc
+                elif "fields" in reply:
+                    return from_wire(Answer, reply["fields"])
+            raise _Unavailable("the watcher ended the answer early")
+        except (_Unavailable, OSError) as exc:
+            if streamed:
+                raise DaemonError(f"the watcher stopped in the middle of the answer ({exc})",
+                                  hint="Ask again (in this process: RAG_DAEMON=off).") from None
+            raise
+        finally:
+            lines.close()
+
+    try:
+        return _attempt(config, run)
+    except _CallerError as exc:
+        raise exc.__cause__ from None
+
+
+def daemon_status(config: Config, timeout: float = 2.0, force: bool = False) -> dict | None:
+    """The running watcher's own account (pid, since, socket, log, state...), or None.
+    ``force``: ask even with ``daemon = off`` (`rag status` and `rag watch` always look)."""
+    if force and config.daemon == "off":
+        config = _with_daemon(config, "auto")
+
+    def run() -> dict:
+        reply = _one(config, {"op": "status"}, timeout)
+        reply.pop("ok", None)
+        return reply
+
+    try:
+        return _attempt(config, run)
+    except DaemonError:
+        if force:
+            return None
+        raise
+
+
+# -- the exchange ---------------------------------------------------------------------------
+
+
+def _attempt(config: Config, run: Callable):
+    if config.daemon == "off":
+        return None
+    try:
+        return run()
+    except (_Unavailable, OSError, BadRequest, KeyError, TypeError, ValueError, StopIteration) as exc:
+        if config.daemon == "require":
+            raise DaemonError(f"the watcher did not answer: {exc or type(exc).__name__}") from None
+        return None
+
+
+def _one(config: Config, request: dict, first_timeout: float = FIRST_REPLY) -> dict:
+    lines = _exchange(config, request, first_timeout)
+    try:
+        return next(lines)
+    finally:
+        lines.close()
+
+
+def _exchange(config: Config, request: dict, first_timeout: float = FIRST_REPLY) -> Iterator[dict]:
+    """Send one request; yield the reply lines (an error line raises ``_Unavailable``)."""
+    path = socket_path(config)
+    if not path.exists():
+        raise _Unavailable(f"no socket at {path} (is `rag watch` running?)")
+    sock = connect(path, CONNECT_TIMEOUT)
+    try:
+        sock.sendall(encode(request))
+        sock.settimeout(first_timeout)
+        reader = LineReader(sock, MAX_REPLY)
+        while True:
+            try:
+                line = reader.readline()
+            except socket.timeout:
+                raise _Unavailable("no answer in time") from None
+            if line is None:
+                raise _Unavailable("the watcher closed the connection")
+            reply = decode(line)
+            if not isinstance(reply, dict):
+                raise _Unavailable("a reply that is not a JSON object")
+            if "error" in reply:
+                raise _Unavailable(f"{reply.get('code', 'error')}: {reply['error']}")
+            yield reply
+            sock.settimeout(STREAM_IDLE)
+    finally:
+        sock.close()
+
+
+def _with_daemon(config: Config, mode: str) -> Config:
+    import dataclasses
+
+    return dataclasses.replace(config, daemon=mode)

@@ -1,0 +1,86 @@
+"""The files a running watcher keeps in the index folder, besides ``watch.json`` (its state):
+
+- ``watch.pid``: its pid, a plain number (``kill $(cat watch.pid)`` works), 0600, removed
+  when it stops; the write lock (``write.lock``) stays the authority on whether it runs;
+- ``watch.sock``: its socket (``serve.protocol.SOCKET_NAME``);
+- ``watch.log`` (+ ``.1`` ... ``.3``): the background watcher's log, rotated at 1 MB;
+- ``watch.out``: the background watcher's stdout and stderr (a start-up error, a crash);
+- ``watch.exit``: how the last watcher ended, ``{"pid", "code", "at"}``, for `rag watch --stop`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+from ..config import Config
+
+PID_NAME = "watch.pid"
+LOG_NAME = "watch.log"
+OUT_NAME = "watch.out"
+EXIT_NAME = "watch.exit"
+LOG_BYTES = 1_000_000
+LOG_BACKUPS = 3
+
+
+def pid_path(config: Config) -> Path:
+    return config.index_dir / PID_NAME
+
+
+def log_path(config: Config) -> Path:
+    return config.index_dir / LOG_NAME
+
+
+def out_path(config: Config) -> Path:
+    return config.index_dir / OUT_NAME
+
+
+def exit_path(config: Config) -> Path:
+    return config.index_dir / EXIT_NAME
+
+
+def write_private(path: Path, text: str) -> None:
+    """Replace ``path`` atomically with ``text``, readable by its owner only."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+
+
+def write_pid(config: Config) -> None:
+    write_private(pid_path(config), f"{os.getpid()}\n")
+
+
+def read_pid(config: Config) -> int | None:
+    try:
+        return int(pid_path(config).read_text().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def remove_pid(config: Config) -> None:
+    if read_pid(config) == os.getpid():
+        try:
+            pid_path(config).unlink()
+        except OSError:
+            pass
+
+
+def write_exit(config: Config, code: int) -> None:
+    try:
+        write_private(exit_path(config), json.dumps({"pid": os.getpid(), "code": code, "at": time.time()}))
+    except OSError:
+        pass
+
+
+def read_exit(config: Config) -> dict | None:
+    try:
+        data = json.loads(exit_path(config).read_text())
+        return data if isinstance(data, dict) else None
+    except (OSError, ValueError):
+        return None
