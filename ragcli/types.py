@@ -82,6 +82,31 @@ class FileFailure:
     reason: str
 
 
+@dataclass(frozen=True)
+class Quote:
+    """A numbered piece of evidence, as shown to the user and given to the model."""
+
+    n: int
+    text: str
+    kind: str
+    path: str
+    title: str
+    heading: str
+    line_start: int
+    line_end: int
+    page: int | None
+    score: float
+    context: str = ""
+
+    def to_json(self) -> dict:
+        data = {"n": self.n, "text": self.text, "kind": self.kind, "path": self.path, "title": self.title,
+                "heading": self.heading, "line_start": self.line_start, "line_end": self.line_end,
+                "page": self.page, "score": round(self.score, 4)}
+        if self.context:
+            data["context"] = self.context
+        return data
+
+
 @dataclass
 class Source:
     """A numbered source as listed after the answer and in the JSON contract."""
@@ -119,7 +144,7 @@ class Answer:
     removed_citations: list[str] = field(default_factory=list)  # e.g. ["[7]"]: no such source
     attributed: bool = False  # the model cited nothing; citations added by word overlap
     retrieval_query: str = ""
-    quotes: list = field(default_factory=list)  # retrieve.evidence.Quote, numbered like sources
+    quotes: list[Quote] = field(default_factory=list)  # the evidence, numbered like the sources
     dropped: list[dict] = field(default_factory=list)  # generated sentences that failed a check, and why
     generated: str = ""  # what the model wrote, before the checks
     quoted_fallback: bool = False  # no generated sentence held: the answer is the best quotes

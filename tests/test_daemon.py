@@ -269,7 +269,7 @@ def test_edits_are_found_through_the_socket_with_in_process_results(vault, index
     config = load_config({"max_tokens": 48})
     pieces: list[str] = []
     answer = daemon_answer(config, "How is the rye bread baked?", on_token=pieces.append)
-    assert answer is not None and answer.covered and len(pieces) > 1
+    assert answer is not None and answer.covered and pieces  # streamed a checked sentence at a time
     assert "".join(pieces).strip() == answer.text
     warm = json.loads(ok(rag("ask", "--json", "--max-tokens", "48", "How is the rye bread baked?",
                              RAG_DAEMON="require")).stdout)

@@ -19,7 +19,7 @@ from ragcli.generate import make_generator
 from ragcli.generate.llama import LlamaGenerator
 from ragcli.generate.openai import OpenAIGenerator
 from ragcli.generate.prompt import fit_quotes
-from ragcli.retrieve.evidence import Quote
+from ragcli.types import Quote
 from ragcli.models.packages import builtin_llm_path
 from ragcli.types import Chunk, Hit
 

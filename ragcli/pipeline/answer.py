@@ -24,9 +24,9 @@ from ..config import Config
 from ..generate import Generator, OnToken
 from ..generate.check import SentenceGate, check_sentence, plain_quotes_answer
 from ..generate.prompt import fit_quotes
-from ..retrieve.evidence import Quote, select_quotes
+from ..retrieve.evidence import select_quotes
 from ..retrieve.relevance import relevant
-from ..types import Answer, Hit, Source
+from ..types import Answer, Hit, Quote, Source
 from ..words import query_terms
 from .session import Session
 

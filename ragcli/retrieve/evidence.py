@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..types import Hit
+from ..types import Hit, Quote
 from ..words import query_terms
 
 MAX_UNITS = 48  # units embedded per question (the best by words, then by chunk rank)
@@ -68,31 +68,6 @@ class Unit:
     @property
     def chunk(self):
         return self.hit.chunk
-
-
-@dataclass(frozen=True)
-class Quote:
-    """A numbered piece of evidence, as shown to the user and given to the model."""
-
-    n: int
-    text: str
-    kind: str
-    path: str
-    title: str
-    heading: str
-    line_start: int
-    line_end: int
-    page: int | None
-    score: float
-    context: str = ""
-
-    def to_json(self) -> dict:
-        data = {"n": self.n, "text": self.text, "kind": self.kind, "path": self.path, "title": self.title,
-                "heading": self.heading, "line_start": self.line_start, "line_end": self.line_end,
-                "page": self.page, "score": round(self.score, 4)}
-        if self.context:
-            data["context"] = self.context
-        return data
 
 
 # ----------------------------------------------------------------------------- splitting
