@@ -149,6 +149,7 @@ class Answer:
     generated: str = ""  # what the model wrote, before the checks
     quoted_fallback: bool = False  # no generated sentence held: the answer is the best quotes
     checked: bool = True  # every sentence shown passed the checks (False: quotes only, no generation)
+    notices: list[str] = field(default_factory=list)  # e.g. the preferred model could not be used
 
     def to_json(self) -> dict[str, Any]:
         return {"question": self.question, "answer": self.text,
@@ -160,4 +161,4 @@ class Answer:
                 "citations_attributed": self.attributed,
                 "quotes": [q.to_json() for q in self.quotes], "dropped": self.dropped,
                 "generated": self.generated, "quoted_fallback": self.quoted_fallback, "checked": self.checked,
-                "retrieval_query": self.retrieval_query}
+                "retrieval_query": self.retrieval_query, "notices": self.notices}

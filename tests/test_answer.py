@@ -88,7 +88,10 @@ def test_checker_removes_a_number_and_a_name_the_real_model_invents(example_vaul
     them; those sentences never reach the answer, and the ones kept say only what the
     quotes say."""
     _use(monkeypatch, example_vault_env)
-    config = load_config({"temperature": 0.0})
+    from ragcli.models.packages import builtin_llm_path
+
+    # SmolLM2 on purpose, whatever default an install picks: the small model that invents.
+    config = load_config({"temperature": 0.0, "llm_model": str(builtin_llm_path())})
     searcher = Searcher(config)
     generator = make_generator(config)
     invented_numbers, invented_names = [], []

@@ -92,6 +92,9 @@ def print_answer(result, *, streamed: bool) -> None:
         for source in result.sources:
             cited = source.n in result.cited
             console.print(source_line(source), style=None if cited else "dim")
+    for notice in result.notices:
+        sys.stdout.flush()
+        warn(notice)
     if result.dropped:
         sys.stdout.flush()  # the note goes after the sources, not into their last line
         n = len(result.dropped)

@@ -39,6 +39,7 @@ class Generator(Protocol):
 
     model_name: str
     n_ctx: int
+    notices: list[str]  # what the user should know about this model (a fallback taken)
 
     def count_tokens(self, messages: Sequence[Message]) -> int:
         """Tokens the messages take once the chat template is applied (prompt side)."""

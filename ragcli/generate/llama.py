@@ -26,6 +26,7 @@ class LlamaGenerator:
                  n_gpu_layers: int = -1, cache_dir: Path | None = None, model_name: str = ""):
         self.model_path = Path(model_path)
         self.n_ctx = n_ctx
+        self.notices: list[str] = []
         self.n_threads = n_threads if n_threads > 0 else (os.cpu_count() or 1)
         self.n_gpu_layers = n_gpu_layers
         self.cache_dir = cache_dir

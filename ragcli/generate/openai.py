@@ -29,6 +29,7 @@ class OpenAIGenerator:
         self.model = model
         self.model_name = model or f"server {parts.netloc}"
         self.n_ctx = n_ctx
+        self.notices: list[str] = []
         self.timeout = timeout
 
     def preload(self) -> None:

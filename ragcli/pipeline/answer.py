@@ -129,7 +129,7 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
                   prompt_tokens=gen.prompt_tokens, completion_tokens=gen.completion_tokens,
                   cited=cited, retrieval_query=query, quotes=quotes,
                   dropped=[v.to_json() for v in gate.dropped], generated=gen.text,
-                  quoted_fallback=fallback)
+                  quoted_fallback=fallback, notices=list(generator.notices))
 
 
 def _source(q: Quote) -> Source:
