@@ -13,13 +13,16 @@ A crash between 2 and 3 leaves Chroma ahead of the manifest. The next writer see
 mark, checks that Chroma still opens (in a child process: a damaged native index can
 kill the process) and puts Chroma back in step with the manifest from the cache, with
 no re-embedding. The manifest is always the truth.
+
+On a Chroma server (``chroma_url``) the same protocol holds; there is no folder to probe
+or swap: a writer puts the index's collection (``store.remote``) back in step from the
+cache when the mark is set, or when the collection does not hold as many vectors as the
+manifest has chunks (a server that lost its data, an index moved onto a server).
 """
 
 from __future__ import annotations
 
 import os
-import shutil
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -32,9 +35,8 @@ from .fingerprint import Fingerprint, check_model, mismatch_error
 from .lock import WriteLock
 from .manifest import FileRecord, Manifest, StoredChunk
 from .paths import CHROMA_NAME, LOCK_NAME, MANIFEST_NAME
-from .recovery import (forget_chroma_clients, remote_collection, remove_leftovers,
-                       swap_dirs, vectors_open_in_child)
-
+from .recovery import forget_chroma_clients, move_aside, rebuild_folder, remove_leftovers, vectors_open_in_child
+from .remote import META_KEY, catch_up, new_collection_name, remote_collection
 
 
 @dataclass
@@ -70,6 +72,7 @@ class Index:
         self.lock = lock
         self._vectors = None
         self._vectors_generation = -1
+        self._caught_up = False  # a writer on a Chroma server compared its collection once
         self.in_write = False  # true while a write is between marking and committing
 
     # -- opening ----------------------------------------------------------------------------
@@ -89,7 +92,11 @@ class Index:
         lock = WriteLock(config.index_dir / LOCK_NAME, role).acquire(wait=wait)
         try:
             index = cls(config, Manifest(config.index_dir / MANIFEST_NAME), lock)
+            if not index._m.get_meta(META_KEY):  # name this index's collection on a Chroma server
+                index._m.set_meta(META_KEY, new_collection_name(index.counts()[1] > 0, config))
             index.recover()
+            if config.chroma_url:
+                index.vectors  # noqa: B018 - opening a server's collection catches it up
             return index
         except BaseException:
             lock.release()
@@ -221,6 +228,8 @@ class Index:
         new_vectors = {k: v for u in updates for k, v in u.vectors.items()}
         if new_vectors:
             m.cache_vectors(new_vectors.items())
+        if m.get_meta("vectors_dirty", "0") == "1":  # an earlier write of this process failed half-way
+            self.recover()
         old_keys: dict[str, str] = {}  # chunk id -> vec_key, for the files being replaced
         for path in [u.record.path for u in updates] + list(removals):
             old_keys.update({cid: key for cid, _p, key in m.stored_chunks_of(path)})
@@ -303,21 +312,33 @@ class Index:
     # -- the vector side --------------------------------------------------------------------
     @property
     def vectors(self):
-        """The Chroma store, opened on first use (and reopened when another process wrote)."""
+        """The Chroma store, opened on first use (and reopened when another process wrote: an
+        on-disk Chroma client can miss another process's writes; a server never does)."""
         generation = self._m.generation()
-        if self._vectors is None or (self.lock is None and generation != self._vectors_generation):
+        remote = bool(self.config.chroma_url)
+        if self._vectors is None or (not remote and self.lock is None and generation != self._vectors_generation):
             self._vectors = self._open_vectors(fresh=self._vectors is not None)
             self._vectors_generation = generation
+            if remote and not self._caught_up:
+                from .sync import sync_into
+
+                self._caught_up = True
+                fill = (lambda store: sync_into(self._m, self._dim(), store)) if self.lock else None
+                catch_up(self._vectors, self._m.counts()[1], self.config.chroma_url, fill)
         return self._vectors
 
     def _open_vectors(self, fresh: bool = False):
         from .vectors import ChromaStore
 
         if self.config.chroma_url:
-            return ChromaStore.remote(self.config.chroma_url, name=remote_collection(self.config))
+            return ChromaStore.remote(self.config.chroma_url, name=self.collection())
         if fresh:
             forget_chroma_clients()
         return ChromaStore.persistent(self.dir / CHROMA_NAME)
+
+    def collection(self) -> str:
+        """This index's collection on the Chroma server (``store.remote``)."""
+        return remote_collection(self.config, self._m.get_meta)
 
     # -- recovery and repair ----------------------------------------------------------------
     def recover(self) -> None:
@@ -326,21 +347,14 @@ class Index:
         if self._m.get_meta("vectors_dirty", "0") != "1":
             return
         if not self.config.chroma_url and not vectors_open_in_child(self.dir / CHROMA_NAME):
-            self._move_broken_chroma()
+            self._vectors = None
+            forget_chroma_clients()
+            move_aside(self.dir / CHROMA_NAME)  # the latest broken store is kept, for a bug report
             self.rebuild_vectors()
             return
+        self._caught_up = True  # the sync below is the catch-up
         self.sync_vectors()
         self._m.set_meta("vectors_dirty", "0")
-
-    def _move_broken_chroma(self) -> None:
-        """Set a store that does not open aside (only the latest one is kept, for a bug report)."""
-        path = self.dir / CHROMA_NAME
-        self._vectors = None
-        forget_chroma_clients()
-        if path.exists():
-            for old in self.dir.glob(f"{CHROMA_NAME}.broken-*"):
-                shutil.rmtree(old, ignore_errors=True)
-            shutil.move(str(path), str(self.dir / f"{CHROMA_NAME}.broken-{int(time.time())}"))
 
     def sync_vectors(self) -> tuple[int, int]:
         """Make Chroma hold exactly the manifest's chunks; returns (written, deleted)."""
@@ -350,7 +364,8 @@ class Index:
         return written, deleted
 
     def rebuild_vectors(self) -> list[str]:
-        """Build Chroma afresh from the manifest's cache in a new folder, then swap it in.
+        """Build Chroma afresh from the manifest's cache in a new folder, then swap it in (on a
+        server: empty the index's collection and fill it again from the cache).
 
         Until the swap the live store is untouched; ``vectors_dirty`` stays set throughout, so
         a crash at any point leaves something ``recover`` finishes. Returns the files
@@ -362,22 +377,12 @@ class Index:
         self.in_write = True
         try:
             if self.config.chroma_url:
+                self._caught_up = True  # no catch-up sync before a reset
                 self.vectors.reset()
                 _written, _deleted, lost = sync_into(self._m, self._dim(), self.vectors)
             else:
-                from .vectors import ChromaStore
-
                 self._vectors = None
-                forget_chroma_clients()
-                live = self.dir / CHROMA_NAME
-                fresh = self.dir / f"{CHROMA_NAME}.new-{os.getpid()}"
-                shutil.rmtree(fresh, ignore_errors=True)
-                store = ChromaStore.persistent(fresh)
-                _written, _deleted, lost = sync_into(self._m, self._dim(), store)
-                del store
-                forget_chroma_clients()  # stops Chroma's system: its files are closed before the swap
-                swap_dirs(fresh, live)
-                shutil.rmtree(fresh, ignore_errors=True)  # now the old store, if there was one
+                _written, _deleted, lost = rebuild_folder(self.dir, lambda fresh: sync_into(self._m, self._dim(), fresh))
             self._m.set_meta("vectors_dirty", "0")
         finally:
             self.in_write = False
