@@ -5,7 +5,8 @@ index (named in the manifest). Checked here, each for real: index, search, verif
 `verify --repair` after the collection was damaged behind the index's back (ids deleted,
 strays added, a vector changed, through chromadb.HttpClient); a collection the server lost
 is filled again from the vector cache with no re-embedding; two indexes in the same folder
-path (two laptops) never share a collection; `rag watch` follows an edit; `kill -9` during
+path (two laptops) never share a collection; `rag watch` follows an edit and rides out a
+server outage; `kill -9` during
 `rag index` is recovered; a server that dies mid-index, or is down, gives one `Error:` line
 and exit code 6, and the next run after it comes back puts everything in step.
 """
@@ -206,26 +207,11 @@ def test_watch_follows_an_edit_through_the_server(on_server, tmp_path):
     log = open(tmp_path / "watch.log", "wb")
     daemon = rag_popen("watch", notes, "--debounce", "0.3", home=home, stderr=log)
     try:
-        state = home / "index" / "watch.json"
-
-        def ready():
-            try:
-                st = json.loads(state.read_text())
-            except (OSError, ValueError):
-                return False
-            return st.get("state") == "watching" and st.get("syncs", 0) >= 1
-
-        wait_for(ready, daemon, tmp_path / "watch.log", "the watcher to start")
+        wait_for(lambda: _watching(home), daemon, tmp_path / "watch.log", "the watcher to start")
         target = sorted(notes.rglob("*.md"))[0]
         target.write_text(BEES, encoding="utf-8")
-
-        def edited():
-            proc = rag("search", "inspect the brood frames of the hive in swarm season", "--mode", "vector",
-                       "-k", "1", "--json", home=home)
-            hits = json.loads(proc.stdout)["results"] if proc.returncode == 0 else []
-            return hits and hits[0]["path"] == str(target) and "apiarist" in hits[0]["text"]
-
-        wait_for(edited, daemon, tmp_path / "watch.log", "the edit to reach the server")
+        wait_for(lambda: _finds(home, target, "inspect the brood frames of the hive in swarm season", "apiarist"),
+                 daemon, tmp_path / "watch.log", "the edit to reach the server")
         daemon.send_signal(signal.SIGTERM)
         assert daemon.wait(timeout=30) == 0, (tmp_path / "watch.log").read_text()
     finally:
@@ -234,6 +220,57 @@ def test_watch_follows_an_edit_through_the_server(on_server, tmp_path):
             daemon.wait()
         log.close()
     assert_in_step(on_server, home)
+
+
+def test_watch_rides_out_a_server_outage(tmp_path, monkeypatch):
+    """The server stops while the watcher runs: a sync fails half-way (the manifest marked,
+    the server unreachable), the watcher logs it and goes on, and once the server is back
+    its retry recovers the marked write first and indexes the edit."""
+    server = chroma_server(tmp_path / "data", tmp_path / "chroma.log").start()
+    monkeypatch.setenv("RAG_CHROMA_URL", server.url)
+    notes = write_vault(tmp_path / "notes", notes=3)
+    home = tmp_path / "home"
+    home.mkdir()
+    log_path = tmp_path / "watch.log"
+    log = open(log_path, "wb")
+    daemon = rag_popen("watch", notes, "--debounce", "0.3", "--reconcile-interval", "20", home=home, stderr=log)
+    try:
+        wait_for(lambda: _watching(home), daemon, log_path, "the watcher to start")
+        server.stop()
+        target = sorted(notes.rglob("*.md"))[0]
+        target.write_text(BEES, encoding="utf-8")
+        wait_for(lambda: "Chroma server" in log_path.read_text(errors="replace"), daemon, log_path,
+                 "the watcher to log the failed sync")
+        server.start()
+        wait_for(lambda: _finds(home, target, "inspect the brood frames of the hive in swarm season", "apiarist"),
+                 daemon, log_path, "the edit to reach the server once it is back")
+        daemon.send_signal(signal.SIGTERM)
+        assert daemon.wait(timeout=30) == 0, log_path.read_text(errors="replace")[-3000:]
+    finally:
+        if daemon.poll() is None:
+            daemon.kill()
+            daemon.wait()
+        log.close()
+    try:
+        assert_in_step(server, home)
+    finally:
+        server.stop()
+
+
+def _watching(home: Path) -> bool:
+    try:
+        st = json.loads((home / "index" / "watch.json").read_text())
+    except (OSError, ValueError):
+        return False
+    return st.get("state") == "watching" and st.get("syncs", 0) >= 1
+
+
+def _finds(home: Path, path: Path, query: str, marker: str) -> bool:
+    """A vector search's top hit is ``path`` *with its new text* (an old chunk of the same
+    note may be nearest by chance before the edit is indexed)."""
+    proc = rag("search", query, "--mode", "vector", "-k", "1", "--json", home=home)
+    hits = json.loads(proc.stdout)["results"] if proc.returncode == 0 else []
+    return bool(hits) and hits[0]["path"] == str(path) and marker in hits[0]["text"]
 
 
 def test_kill_9_during_index_is_recovered_on_the_server(on_server, tmp_path):
