@@ -27,9 +27,13 @@ class Config:
     # models: "" means the built-in default, else a path to a GGUF file
     embed_model: str = ""
     llm_model: str = ""
-    # remote seams: an OpenAI-compatible server for generation, a Chroma server for vectors
+    # remote seams: OpenAI-compatible servers for generation and embeddings, a Chroma server
+    # for vectors. With a url set, llm_model / embed_model name the server's model (or "").
     llm_url: str = ""
     llm_api_key: str = ""
+    embed_url: str = ""
+    embed_api_key: str = ""
+    embed_max_tokens: int = 256  # the most tokens the server's embedding model reads per text
     chroma_url: str = ""
     # chunking (sized for all-MiniLM-L6-v2, trained on 256 word pieces)
     chunk_tokens: int = 200

@@ -64,6 +64,13 @@ class ModelError(RagError):
     hint = "Check the file, or run `rag models` to see which model each role uses."
 
 
+class ModelServerDown(ModelError):
+    """A model server did not answer (refused, timed out, kept failing); it may come back,
+    so the watcher waits and tries again instead of stopping."""
+
+    hint = "Start the server or fix its URL; unset embed_url (RAG_EMBED_URL) to embed in-process."
+
+
 class StoreError(RagError):
     """The index store cannot be opened or written."""
 

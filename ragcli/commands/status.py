@@ -28,6 +28,9 @@ def status_cmd(as_json: bool = typer.Option(False, "--json", help="Print as JSON
     o.print(f"Roots:      {', '.join(info['roots']) or '-'}")
     o.print(f"Files:      {info['files']}    Chunks: {info['chunks']}")
     o.print(f"Embedding:  {info['embedding_model'] or '-'}")
+    server = info.get("chroma_server")
+    if server:
+        o.print(f"Vectors:    Chroma server {server['url']}, collection {server['collection']}")
     last = info.get("last_indexed")
     o.print(f"Last index: {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(last)) if last else '-'}")
     writer = info.get("writer")

@@ -46,8 +46,8 @@ def _print(report) -> None:
                     "manifest, keyword index and vector store agree with each other and the disk.")
         return
     for problem in report.problems[:MAX_LISTED]:
-        where = f" {clean(problem.path)}" if problem.path else ""
-        out().print(f"{problem.kind}:{where}: {clean(problem.detail)}")
+        where = f" {clean(problem.path)}:" if problem.path else ""
+        out().print(f"{problem.kind}:{where} {clean(problem.detail)}")
     if len(report.problems) > MAX_LISTED:
         out().print(f"... and {len(report.problems) - MAX_LISTED} more (see --json)")
     if report.writer_active:

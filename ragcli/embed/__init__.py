@@ -1,7 +1,8 @@
 """Embeddings: the ``Embedder`` protocol and the factory that picks one from the config.
 
 ``embed.llama`` holds ``LlamaEmbedder`` (llama.cpp, in process); ``embed.builtin`` turns
-the packaged all-MiniLM-L6-v2 weights into a verified GGUF on first use.
+the packaged all-MiniLM-L6-v2 weights into a verified GGUF on first use; ``embed.openai``
+holds ``OpenAIEmbedder``, for an OpenAI-compatible embeddings server (``embed_url``).
 """
 
 from __future__ import annotations
@@ -62,7 +63,13 @@ def model_id_for(path: Path, name: str) -> str:
 
 
 def make_embedder(config: Config, progress: ProgressFn | None = None) -> Embedder:
-    """The embedder the configuration asks for (the built-in MiniLM unless embed_model is set)."""
+    """The embedder the configuration asks for: a server when embed_url is set (embed_model
+    then names the server's model), else the built-in MiniLM unless embed_model is set."""
+    if config.embed_url:
+        from .openai import OpenAIEmbedder
+
+        return OpenAIEmbedder(config.embed_url, model=config.embed_model, api_key=config.embed_api_key,
+                              max_tokens=config.embed_max_tokens)
     from ..models.packages import EMBED_NAME
     from .builtin import resolve_embed_model
     from .llama import MINILM_MAX_TOKENS, LlamaEmbedder

@@ -89,30 +89,33 @@ def check_config(config: Config) -> list[Check]:
               Check("config", "data dir", OK, str(config.data_dir)),
               Check("config", "models dir", OK, str(config.models_dir))]
     if config.llm_url:
-        checks.append(_check_server(config))
+        checks.append(_check_server("generation", "llm", config.llm_url, config.llm_api_key))
+    if config.embed_url:
+        checks.append(_check_server("embedding", "embed", config.embed_url, config.embed_api_key))
     return checks
 
 
-def _check_server(config: Config) -> Check:
+def _check_server(label: str, role: str, url: str, api_key: str) -> Check:
     import http.client
     from urllib.parse import urlsplit
 
-    parts = urlsplit(config.llm_url.rstrip("/"))
+    parts = urlsplit(url.rstrip("/"))
+    path = (parts.path or ("/v1" if role == "embed" else "")).removesuffix("/embeddings")
     try:
         cls = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
         conn = cls(parts.hostname, parts.port, timeout=5)
-        headers = {"Authorization": f"Bearer {config.llm_api_key}"} if config.llm_api_key else {}
-        conn.request("GET", (parts.path or "") + "/models", headers=headers)
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        conn.request("GET", path + "/models", headers=headers)
         status = conn.getresponse().status
         conn.close()
     except (OSError, ValueError, http.client.HTTPException) as exc:
-        return Check("models", "generation server", FAIL, f"{config.llm_url}: {exc}",
-                     "Start the server, fix llm_url, or unset it (RAG_LLM_URL) to run the model in-process.",
-                     int(ExitCode.MODEL))
+        return Check("models", f"{label} server", FAIL, f"{url}: {exc}",
+                     f"Start the server, fix {role}_url, or unset it (RAG_{role.upper()}_URL) to run "
+                     "the model in-process.", int(ExitCode.MODEL))
     if status >= 400:
-        return Check("models", "generation server", FAIL, f"{config.llm_url}: GET /models answered {status}",
-                     "Check llm_url (it ends in /v1) and llm_api_key.", int(ExitCode.MODEL))
-    return Check("models", "generation server", OK, f"{config.llm_url} answers")
+        return Check("models", f"{label} server", FAIL, f"{url}: GET /models answered {status}",
+                     f"Check {role}_url (it ends in /v1) and {role}_api_key.", int(ExitCode.MODEL))
+    return Check("models", f"{label} server", OK, f"{url} answers")
 
 
 def _size(n: int | None) -> str:

@@ -23,6 +23,8 @@ def index_status(config: Config) -> dict:
                     embedding_model=fingerprint.get("embedding_model"), dim=fingerprint.get("dim"),
                     chunker=fingerprint.get("chunker"), index_bytes=idx.size_bytes(),
                     last_indexed=idx.last_indexed())
+        if config.chroma_url:  # where the vectors are (the server is not contacted)
+            info["chroma_server"] = {"url": config.chroma_url, "collection": idx.collection()}
     finally:
         idx.close()
     holder = read_holder(config.index_dir / LOCK_NAME)

@@ -6,7 +6,8 @@ has its recorded hash), retries while a writer is busy, and repairs.
 
 Repair never edits anything by hand: it uses the same machinery as indexing. An interrupted
 write is recovered; the keyword index is rebuilt from the chunk rows; Chroma is rebuilt from
-the manifest's vector cache in a fresh folder and swapped in; missing files are removed;
+the manifest's vector cache in a fresh folder and swapped in (on a Chroma server: the index's
+collection is emptied and filled again from the cache); missing files are removed;
 changed files (and files whose vectors cannot be restored) are re-indexed with
 ``Indexer.run(scope=...)``. Then everything is checked again.
 
@@ -186,7 +187,11 @@ def _repair_in_place(config: Config, report: VerifyReport, progress: ProgressFn 
         if kinds & VECTOR_KINDS:
             say(progress, "rebuilding the vector store from the manifest's cache")
             lost = idx.rebuild_vectors()
-            actions.append("rebuilt the vector store from the manifest's vector cache and swapped it in")
+            if config.chroma_url:
+                actions.append(f"emptied the collection {idx.collection()} on {config.chroma_url} and "
+                               "filled it again from the manifest's vector cache")
+            else:
+                actions.append("rebuilt the vector store from the manifest's vector cache and swapped it in")
             if lost:
                 actions.append(f"{len(lost)} file(s) had vectors missing from the cache: re-indexing them")
         missing = sorted({p.path for p in report.problems if p.kind == FILE_MISSING})

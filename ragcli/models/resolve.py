@@ -29,7 +29,7 @@ class ModelSpec:
     source: str  # where the file comes from, in words, for `rag models` and errors
     present: bool  # the file exists (a built-in embedding GGUF exists once converted)
     size: int | None  # bytes, when present
-    remote: bool = False  # served by llm_url: path is the server's model name
+    remote: bool = False  # served by llm_url / embed_url: path is the server's model name
     warning: str = ""  # why the preferred model is not the one used (said to the user)
 
     @property
@@ -115,4 +115,9 @@ def list_models(config: Config) -> list[ModelSpec]:
                         present=True, size=None, remote=True)
     else:
         llm = _llm_spec(config)
-    return [embed_spec(config), llm]
+    if config.embed_url:
+        embed = ModelSpec("embed", Path(config.embed_model or "(server default)"), f"server {config.embed_url}",
+                          present=True, size=None, remote=True)
+    else:
+        embed = embed_spec(config)
+    return [embed, llm]

@@ -6,7 +6,9 @@ What is checked, from the cheapest to the riskiest:
 - the keyword index: FTS5 ``integrity-check`` plus its rows against the chunk rows;
 - the vector store: first that it opens and answers a query *in a child process* (a damaged
   native index can kill the process rather than raise), then, in this process, that its ids,
-  paths and vectors are exactly the manifest's chunks and cached vectors.
+  paths and vectors are exactly the manifest's chunks and cached vectors. On a Chroma server
+  there is no folder to probe: the index's collection is compared the same way, and a server
+  that cannot be reached is an error (nothing can be checked), not a finding.
 
 Nothing here changes the index: the manifest is opened read-write only because FTS5's
 integrity-check is an INSERT, and nothing is ever committed.
@@ -24,7 +26,9 @@ import numpy as np
 from ..config import Config
 from .paths import CHROMA_NAME, MANIFEST_NAME
 from .manifest import FTS_ROWS
-from .recovery import forget_chroma_clients, remote_collection, vectors_open_in_child
+from ..errors import StoreError
+from .recovery import forget_chroma_clients, vectors_open_in_child
+from .remote import describe, remote_collection
 from .sync import same_vector
 
 # Problem kinds, and which part of the index each one concerns.
@@ -219,36 +223,17 @@ def _fts_rows_differing(db: sqlite3.Connection) -> set[int]:
         db.rollback()
 
 
-def _fts_rows_differing(db: sqlite3.Connection) -> set[int]:
-    """Rowids whose tokens in the FTS5 index differ from the chunk rows' (every token, every
-    position): the chunk rows are indexed again into a temporary FTS5 table with the same
-    tokenizer, and the two are compared through fts5vocab 'instance' tables."""
-    sql = db.execute("SELECT sql FROM sqlite_master WHERE name = 'chunks_fts'").fetchone()[0]
-    tokenize = re.search(r"tokenize\s*=\s*'([^']*)'", sql)
-    option = f", tokenize='{tokenize.group(1)}'" if tokenize else ""
-    db.execute("PRAGMA temp_store = MEMORY")
-    try:
-        db.execute(f"CREATE VIRTUAL TABLE temp.verify_fts USING fts5(title, heading, text{option})")
-        db.execute(f"INSERT INTO temp.verify_fts(rowid, title, heading, text) {FTS_ROWS}")
-        db.execute("CREATE VIRTUAL TABLE temp.verify_have USING fts5vocab(main, chunks_fts, instance)")
-        db.execute("CREATE VIRTUAL TABLE temp.verify_want USING fts5vocab(temp, verify_fts, instance)")
-        rows = db.execute("SELECT DISTINCT doc FROM (SELECT * FROM temp.verify_have EXCEPT SELECT * FROM"
-                          " temp.verify_want) UNION SELECT DISTINCT doc FROM (SELECT * FROM temp.verify_want"
-                          " EXCEPT SELECT * FROM temp.verify_have)")
-        return {r[0] for r in rows}
-    finally:
-        for name in ("verify_have", "verify_want", "verify_fts"):
-            db.execute(f"DROP TABLE IF EXISTS temp.{name}")
-        db.rollback()
-
-
 def _check_vectors(config: Config, chunks: dict[str, tuple[str, str]], db: sqlite3.Connection, dim: int,
                    problems: list[Problem]) -> int:
     """Compare the vector store with the manifest; returns how many vectors it holds."""
     from .vectors import ChromaStore
 
     path = config.index_dir / CHROMA_NAME
-    if not config.chroma_url:
+    if config.chroma_url:
+        collection = remote_collection(config, lambda key: _meta(db, key))
+        where = describe(config.chroma_url, collection)
+    else:
+        where = str(path)
         if not path.exists():
             if chunks:
                 problems.append(Problem(STORE_MISSING, str(path), f"{len(chunks)} chunks but no vector store"))
@@ -259,12 +244,14 @@ def _check_vectors(config: Config, chunks: dict[str, tuple[str, str]], db: sqlit
             return 0
     try:
         if config.chroma_url:
-            store = ChromaStore.remote(config.chroma_url, name=remote_collection(config))
+            store = ChromaStore.remote(config.chroma_url, name=collection)
         else:
             store = ChromaStore.persistent(path)
         return _compare_vectors(store, chunks, db, dim, problems)
     except Exception as exc:  # noqa: BLE001 - any failure of the store is a finding, not a crash
-        problems.append(Problem(STORE_BROKEN, str(path), f"{type(exc).__name__}: {exc}"[:300]))
+        if isinstance(exc, StoreError) and config.chroma_url:
+            raise  # except a server that does not answer: then nothing could be checked
+        problems.append(Problem(STORE_BROKEN, where, f"{type(exc).__name__}: {exc}"[:300]))
         return 0
     finally:
         forget_chroma_clients()

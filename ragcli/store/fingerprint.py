@@ -28,6 +28,12 @@ def describe_mismatch(have: dict, wanted: dict) -> str:
 
 
 def mismatch_error(have: dict, wanted: dict) -> IndexMismatchError:
+    remote = any(str(d.get("embedding_model") or "").startswith("remote:") for d in (have, wanted))
+    if remote:  # an embeddings server (embed_url) built the index, or would search it
+        return IndexMismatchError(describe_mismatch(have, wanted),
+                                  hint="Point embed_url (RAG_EMBED_URL) at a server with the index's model "
+                                       "(or unset it, if the index was built in-process), or rebuild it "
+                                       "with: rag index --rebuild")
     return IndexMismatchError(describe_mismatch(have, wanted))
 
 

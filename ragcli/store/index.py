@@ -13,6 +13,11 @@ A crash between 2 and 3 leaves Chroma ahead of the manifest. The next writer see
 mark, checks that Chroma still opens (in a child process: a damaged native index can
 kill the process) and puts Chroma back in step with the manifest from the cache, with
 no re-embedding. The manifest is always the truth.
+
+On a Chroma server (``chroma_url``) the same protocol holds; there is no folder to probe
+or swap: a writer puts the index's collection (``store.remote``) back in step from the
+cache when the mark is set, or when the collection does not hold as many vectors as the
+manifest has chunks (a server that lost its data, an index moved onto a server).
 """
 
 from __future__ import annotations
@@ -30,8 +35,9 @@ from .fingerprint import Fingerprint, check_model, mismatch_error
 from .lock import WriteLock
 from .manifest import FileRecord, Manifest, StoredChunk
 from .paths import CHROMA_NAME, LOCK_NAME, MANIFEST_NAME
+from .recovery import forget_chroma_clients
+from .remote import META_KEY, catch_up, new_collection_name, remote_collection
 from .repair import Repairs
-from .recovery import (forget_chroma_clients, remote_collection)
 
 
 @dataclass
@@ -69,6 +75,7 @@ class Index(Repairs):
         self._beside = beside  # the writer in this same process (see ``open_reader``)
         self._vectors = None
         self._vectors_generation = -1
+        self._caught_up = False  # a writer on a Chroma server compared its collection once
         self.in_write = False  # true while a write is between marking and committing
 
     # -- opening ----------------------------------------------------------------------------
@@ -90,7 +97,11 @@ class Index(Repairs):
         lock = WriteLock(config.index_dir / LOCK_NAME, role).acquire(wait=wait)
         try:
             index = cls(config, Manifest(config.index_dir / MANIFEST_NAME), lock)
+            if not index._m.get_meta(META_KEY):  # name this index's collection on a Chroma server
+                index._m.set_meta(META_KEY, new_collection_name(index.counts()[1] > 0, config))
             index.recover()
+            if config.chroma_url:
+                index.vectors  # noqa: B018 - opening a server's collection catches it up
             return index
         except BaseException:
             lock.release()
@@ -226,6 +237,8 @@ class Index(Repairs):
         new_vectors = {k: v for u in updates for k, v in u.vectors.items()}
         if new_vectors:
             m.cache_vectors(new_vectors.items())
+        if m.get_meta("vectors_dirty", "0") == "1":  # an earlier write of this process failed half-way
+            self.recover()
         old_keys: dict[str, str] = {}  # chunk id -> vec_key, for the files being replaced
         for path in [u.record.path for u in updates] + list(removals):
             old_keys.update({cid: key for cid, _p, key in m.stored_chunks_of(path)})
@@ -308,23 +321,35 @@ class Index(Repairs):
     # -- the vector side --------------------------------------------------------------------
     @property
     def vectors(self):
-        """The Chroma store, opened on first use (and reopened when another process wrote)."""
+        """The Chroma store, opened on first use (and reopened when another process wrote: an
+        on-disk Chroma client can miss another process's writes; a server never does)."""
         if self._beside is not None:  # the writer's store (an attribute read: its SQLite untouched)
             live = self._beside._vectors
             if live is None and self._vectors is None:
                 self._vectors = self._open_vectors()  # no forgetting: that would close the writer's
             return live if live is not None else self._vectors
         generation = self._m.generation()
-        if self._vectors is None or (self.lock is None and generation != self._vectors_generation):
+        remote = bool(self.config.chroma_url)
+        if self._vectors is None or (not remote and self.lock is None and generation != self._vectors_generation):
             self._vectors = self._open_vectors(fresh=self._vectors is not None)
             self._vectors_generation = generation
+            if remote and not self._caught_up:
+                from .sync import sync_into
+
+                self._caught_up = True
+                fill = (lambda store: sync_into(self._m, self._dim(), store)) if self.lock else None
+                catch_up(self._vectors, self._m.counts()[1], self.config.chroma_url, fill)
         return self._vectors
 
     def _open_vectors(self, fresh: bool = False):
         from .vectors import ChromaStore
 
         if self.config.chroma_url:
-            return ChromaStore.remote(self.config.chroma_url, name=remote_collection(self.config))
+            return ChromaStore.remote(self.config.chroma_url, name=self.collection())
         if fresh:
             forget_chroma_clients()
         return ChromaStore.persistent(self.dir / CHROMA_NAME)
+
+    def collection(self) -> str:
+        """This index's collection on the Chroma server (``store.remote``)."""
+        return remote_collection(self.config, self._m.get_meta)

@@ -3,22 +3,21 @@ rebuilt folder in atomically, and clearing what killed runs left behind."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from ..config import Config
 from ..errors import StoreError
 from .lock import WriteLock
 from .paths import CHROMA_NAME, LOCK_NAME, MANIFEST_NAME
 
-
-def remote_collection(config: Config) -> str:
-    """The collection of this index on a Chroma server (one server can hold many indexes)."""
-    return "ragcli-" + hashlib.sha256(str(config.index_dir).encode()).hexdigest()[:12]
+T = TypeVar("T")
 
 
 def forget_chroma_clients() -> None:
@@ -41,6 +40,34 @@ def remove_leftovers(index_dir: Path) -> None:
     for pattern in (f"{CHROMA_NAME}.new-*", f"{CHROMA_NAME}.old-*"):
         for path in index_dir.glob(pattern):
             shutil.rmtree(path, ignore_errors=True)
+
+
+def move_aside(path: Path) -> None:
+    """Set a store that does not open aside as ``chroma.broken-<time>`` (only the latest is kept)."""
+    if path.exists():
+        for old in path.parent.glob(f"{path.name}.broken-*"):
+            shutil.rmtree(old, ignore_errors=True)
+        shutil.move(str(path), str(path.with_name(f"{path.name}.broken-{int(time.time())}")))
+
+
+def rebuild_folder(index_dir: Path, fill: Callable[[object], T]) -> T:
+    """Build a Chroma store in a new folder with ``fill(store)``, then swap it in atomically.
+
+    Until the swap the live store is untouched; a crash leaves a ``chroma.new-*`` folder that
+    ``remove_leftovers`` clears. Returns what ``fill`` returned."""
+    from .vectors import ChromaStore
+
+    forget_chroma_clients()
+    live = index_dir / CHROMA_NAME
+    fresh = index_dir / f"{CHROMA_NAME}.new-{os.getpid()}"
+    shutil.rmtree(fresh, ignore_errors=True)
+    store = ChromaStore.persistent(fresh)
+    result = fill(store)
+    del store
+    forget_chroma_clients()  # stops Chroma's system: its files are closed before the swap
+    swap_dirs(fresh, live)
+    shutil.rmtree(fresh, ignore_errors=True)  # now the old store, if there was one
+    return result
 
 
 def swap_dirs(fresh: Path, live: Path) -> None:
@@ -107,8 +134,6 @@ def set_aside_damaged(config: Config) -> tuple[Path, list[str]]:
 
     Returns where they went and the roots the damaged manifest still names, if readable.
     """
-    import time
-
     roots = _roots_of_damaged(config.index_dir / MANIFEST_NAME)
     aside = config.index_dir / f"damaged-{time.strftime('%Y%m%d-%H%M%S')}"
     with WriteLock(config.index_dir / LOCK_NAME, "verify"):  # no writer may have it open

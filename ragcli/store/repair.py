@@ -7,12 +7,9 @@ write protocol's guarantees are restored, not where everyday writes happen.
 
 from __future__ import annotations
 
-import os
-import shutil
-import time
 
 from .paths import CHROMA_NAME
-from .recovery import forget_chroma_clients, remove_leftovers, swap_dirs, vectors_open_in_child
+from .recovery import forget_chroma_clients, move_aside, rebuild_folder, remove_leftovers, vectors_open_in_child
 
 
 class Repairs:
@@ -22,21 +19,14 @@ class Repairs:
         if self._m.get_meta("vectors_dirty", "0") != "1":
             return
         if not self.config.chroma_url and not vectors_open_in_child(self.dir / CHROMA_NAME):
-            self._move_broken_chroma()
+            self._vectors = None
+            forget_chroma_clients()
+            move_aside(self.dir / CHROMA_NAME)  # the latest broken store is kept, for a bug report
             self.rebuild_vectors()
             return
+        self._caught_up = True  # the sync below is the catch-up
         self.sync_vectors()
         self._m.set_meta("vectors_dirty", "0")
-
-    def _move_broken_chroma(self) -> None:
-        """Set a store that does not open aside (only the latest one is kept, for a bug report)."""
-        path = self.dir / CHROMA_NAME
-        self._vectors = None
-        forget_chroma_clients()
-        if path.exists():
-            for old in self.dir.glob(f"{CHROMA_NAME}.broken-*"):
-                shutil.rmtree(old, ignore_errors=True)
-            shutil.move(str(path), str(self.dir / f"{CHROMA_NAME}.broken-{int(time.time())}"))
 
     def sync_vectors(self) -> tuple[int, int]:
         """Make Chroma hold exactly the manifest's chunks; returns (written, deleted)."""
@@ -46,7 +36,8 @@ class Repairs:
         return written, deleted
 
     def rebuild_vectors(self) -> list[str]:
-        """Build Chroma afresh from the manifest's cache in a new folder, then swap it in.
+        """Build Chroma afresh from the manifest's cache in a new folder, then swap it in (on a
+        server: empty the index's collection and fill it again from the cache).
 
         Until the swap the live store is untouched; ``vectors_dirty`` stays set throughout, so
         a crash at any point leaves something ``recover`` finishes. Returns the files
@@ -58,22 +49,12 @@ class Repairs:
         self.in_write = True
         try:
             if self.config.chroma_url:
+                self._caught_up = True  # no catch-up sync before a reset
                 self.vectors.reset()
                 _written, _deleted, lost = sync_into(self._m, self._dim(), self.vectors)
             else:
-                from .vectors import ChromaStore
-
                 self._vectors = None
-                forget_chroma_clients()
-                live = self.dir / CHROMA_NAME
-                fresh = self.dir / f"{CHROMA_NAME}.new-{os.getpid()}"
-                shutil.rmtree(fresh, ignore_errors=True)
-                store = ChromaStore.persistent(fresh)
-                _written, _deleted, lost = sync_into(self._m, self._dim(), store)
-                del store
-                forget_chroma_clients()  # stops Chroma's system: its files are closed before the swap
-                swap_dirs(fresh, live)
-                shutil.rmtree(fresh, ignore_errors=True)  # now the old store, if there was one
+                _written, _deleted, lost = rebuild_folder(self.dir, lambda fresh: sync_into(self._m, self._dim(), fresh))
             self._m.set_meta("vectors_dirty", "0")
         finally:
             self.in_write = False

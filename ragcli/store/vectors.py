@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Protocol
 
@@ -16,6 +17,8 @@ import numpy as np
 from ..errors import StoreError
 
 COLLECTION = "ragcli-chunks"
+SERVER_HINT = ("Start it (chroma run --path DIR --host HOST --port PORT) or unset RAG_CHROMA_URL; "
+               "the index catches up on the next run, from its vector cache.")
 
 
 class VectorStore(Protocol):
@@ -25,16 +28,7 @@ class VectorStore(Protocol):
     def ids(self) -> set[str]: ...
     def pages(self, size: int = 2000):
         """Every (ids, metadatas, embeddings) page of the collection, in order."""
-        offset = 0
-        while True:
-            page = self.col.get(include=["metadatas", "embeddings"], limit=size, offset=offset)
-            ids = page["ids"]
-            if not ids:
-                return
-            offset += len(ids)
-            yield ids, page["metadatas"] or [None] * len(ids), page["embeddings"]
-            if len(ids) < size:
-                return
+        ...
 
     def count(self) -> int: ...
     def reset(self) -> None: ...
@@ -48,15 +42,32 @@ def _quiet_chroma() -> None:
 class ChromaStore:
     """A Chroma collection with cosine distance; embeddings are always given by us."""
 
-    def __init__(self, client, name: str = COLLECTION):
+    def __init__(self, client, name: str = COLLECTION, url: str | None = None):
         self.client = client
         self.name = name
-        self.batch = max(1, min(client.get_max_batch_size(), 5000))
-        self._open()
+        self.url = url  # the server's, or None for a folder on disk
+        with self._guard():
+            self.batch = max(1, min(client.get_max_batch_size(), 5000))
+            self._open()
 
     def _open(self) -> None:
         self.col = self.client.get_or_create_collection(
             self.name, embedding_function=None, configuration={"hnsw": {"space": "cosine"}})
+
+    @contextmanager
+    def _guard(self):
+        """On a server, any failure (it stopped, the network went) is a StoreError that says
+        which server; the manifest is untouched by it and the next writer catches up."""
+        if self.url is None:
+            yield
+            return
+        try:
+            yield
+        except StoreError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - chromadb and httpx raise many types
+            raise StoreError(f"the Chroma server at {self.url} failed: {type(exc).__name__}: {exc}",
+                             hint=SERVER_HINT) from None
 
     @classmethod
     def persistent(cls, path: Path) -> "ChromaStore":
@@ -82,21 +93,23 @@ class ChromaStore:
             client = chromadb.HttpClient(host=parsed.hostname or "127.0.0.1", port=parsed.port or 8000,
                                          ssl=parsed.scheme == "https",
                                          settings=Settings(anonymized_telemetry=False))
-            return cls(client, name)
-        except Exception as exc:
-            raise StoreError(f"cannot reach the Chroma server at {url}: {exc}",
-                             hint="Start it (chroma run --path DIR) or unset RAG_CHROMA_URL.") from None
+        except Exception as exc:  # noqa: BLE001 - the client checks the server's heartbeat
+            raise StoreError(f"cannot reach the Chroma server at {url}: {exc}", hint=SERVER_HINT) from None
+        return cls(client, name, url=url)
 
     def upsert(self, ids: Sequence[str], vectors: np.ndarray, paths: Sequence[str]) -> None:
         for start in range(0, len(ids), self.batch):
             end = start + self.batch
-            self.col.upsert(ids=list(ids[start:end]), embeddings=np.asarray(vectors[start:end], dtype=np.float32),
-                            metadatas=[{"path": p} for p in paths[start:end]])
+            with self._guard():
+                self.col.upsert(ids=list(ids[start:end]),
+                                embeddings=np.asarray(vectors[start:end], dtype=np.float32),
+                                metadatas=[{"path": p} for p in paths[start:end]])
 
     def delete(self, ids: Sequence[str]) -> None:
         ids = list(ids)
         for start in range(0, len(ids), self.batch):
-            self.col.delete(ids=ids[start:start + self.batch])
+            with self._guard():
+                self.col.delete(ids=ids[start:start + self.batch])
 
     def query(self, vector: np.ndarray, k: int, paths: Sequence[str] | None = None) -> list[tuple[str, float]]:
         """(chunk id, cosine similarity) of the k nearest chunks, optionally within ``paths``."""
@@ -107,15 +120,17 @@ class ChromaStore:
             where = {"path": {"$in": list(paths)}} if len(paths) > 1 else {"path": paths[0]}
         # No count() first: it cost 15 of a warm hybrid query's ~33 ms, and Chroma already
         # returns fewer than n_results when the collection (or the filter) holds fewer.
-        result = self.col.query(query_embeddings=np.asarray([vector], dtype=np.float32), n_results=max(1, k),
-                                where=where, include=["distances"])
+        with self._guard():
+            result = self.col.query(query_embeddings=np.asarray([vector], dtype=np.float32),
+                                    n_results=max(1, k), where=where, include=["distances"])
         return [(cid, 1.0 - float(d)) for cid, d in zip(result["ids"][0], result["distances"][0])]
 
     def ids(self) -> set[str]:
         found: set[str] = set()
         offset = 0
         while True:
-            page = self.col.get(include=[], limit=self.batch, offset=offset)["ids"]
+            with self._guard():
+                page = self.col.get(include=[], limit=self.batch, offset=offset)["ids"]
             found.update(page)
             if len(page) < self.batch:
                 return found
@@ -125,7 +140,8 @@ class ChromaStore:
         """Every (ids, metadatas, embeddings) page of the collection, in order."""
         offset = 0
         while True:
-            page = self.col.get(include=["metadatas", "embeddings"], limit=size, offset=offset)
+            with self._guard():
+                page = self.col.get(include=["metadatas", "embeddings"], limit=size, offset=offset)
             ids = page["ids"]
             if not ids:
                 return
@@ -135,11 +151,14 @@ class ChromaStore:
                 return
 
     def count(self) -> int:
-        return self.col.count()
+        with self._guard():
+            return self.col.count()
 
     def reset(self) -> None:
-        try:
-            self.client.delete_collection(self.name)
-        except Exception:  # not there: nothing to reset
-            pass
-        self._open()
+        with self._guard():
+            try:
+                self.client.delete_collection(self.name)
+            except Exception:  # noqa: BLE001 - not there: nothing to reset
+                if self.url is not None:
+                    self.client.heartbeat()  # but a server that is gone is an error, not "not there"
+            self._open()

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import Config
-from ..errors import Cancelled, IndexMismatchError, ModelError, RagError
+from ..errors import Cancelled, IndexMismatchError, ModelError, ModelServerDown, RagError
 from ..store import WATCH_STATE
 from .changes import PendingChanges, Relevance, event_paths
 from .files import remove_pid, write_exit, write_pid
@@ -196,6 +196,9 @@ class Watcher:
         self._busy = True
         try:
             report = self.indexer.run(self.roots, scope=[Path(p) for p in scope] if scope else None)
+        except ModelServerDown as exc:  # an embeddings server that may come back: try again later
+            log.warning("%s failed: %s", what, exc)
+            return None
         except (Cancelled, IndexMismatchError, ModelError):
             raise  # a stop, or an index no run can fix: the daemon ends and says why
         except RagError as exc:
@@ -243,6 +246,8 @@ class Watcher:
         """Load the embedder and parser now, so the first save is not slowed by it."""
         try:
             self.indexer.warm_up()
+        except ModelServerDown as exc:
+            log.warning("the embeddings server is not answering yet: %s", exc)
         except (IndexMismatchError, ModelError):
             raise
         except Exception:  # noqa: BLE001 - a later sync reports it again, with context
