@@ -2,8 +2,10 @@
 
     python bench/bench_scale.py [--limit N] [--interrupt-limit N] [--queries 100] [--skip PHASES]
 
-``--limit N`` indexes only the first N notes by sorted path (copied into a temp folder, so a
-note can be edited); without it, all of them (a long run: start it with nice -n 19). Phases,
+``--limit N`` indexes only the first N notes by sorted path, plus the pages the questions of
+bench/questions/mdn.jsonl are about (so hit@5 is measured at every size; --no-question-pages
+leaves them out); without it, all of them (a long run: start it with nice -n 19). The notes
+are copied into a temp folder, so one can be edited. Phases,
 each printed as it finishes (``--skip`` takes a comma list of their names):
 
 - ``first``: a first `rag index` of the notes: wall time, chunks/s overall and per 1,000
@@ -51,10 +53,19 @@ QUESTIONS = ROOT / "bench" / "questions" / "mdn.jsonl"
 PHASES = ("first", "again", "search", "verify", "watch", "interrupt")
 
 
-def note_paths(limit: int | None) -> list[str]:
-    """Paths of the notes relative to the corpus root, sorted; the first ``limit`` of them."""
+def note_paths(limit: int | None, with_questions: bool = False) -> list[str]:
+    """Paths of the notes relative to the corpus root, sorted; the first ``limit`` of them,
+    plus (``with_questions``) the pages the MDN questions are about, so hit@5 means
+    something at any size."""
     found = sorted(str(p.relative_to(MDN)) for p in (MDN / "files").rglob("index.md"))
-    return found[:limit] if limit else found
+    if not limit:
+        return found
+    chosen = set(found[:limit])
+    if with_questions:
+        for line in QUESTIONS.read_text().splitlines():
+            q = json.loads(line)
+            chosen.update([q["path"], *q["also"]])
+    return sorted(chosen)
 
 
 def copy_notes(paths: list[str], dest: Path) -> None:
@@ -329,7 +340,9 @@ def phase_interrupt(notes: Path, work: Path, n: int) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--limit", type=int, help="index only the first N notes (sorted by path)")
+    ap.add_argument("--limit", type=int, help="index only the first N notes (sorted by path), plus the "
+                    "pages of bench/questions/mdn.jsonl unless --no-question-pages")
+    ap.add_argument("--no-question-pages", action="store_true")
     ap.add_argument("--interrupt-limit", type=int, default=500, help="notes for the interruption runs")
     ap.add_argument("--queries", type=int, default=100)
     ap.add_argument("--skip", default="", help=f"comma list of phases to skip: {', '.join(PHASES)}")
@@ -341,11 +354,12 @@ def main() -> None:
     work = opts.keep or Path(tempfile.mkdtemp(prefix="ragcli-bench-scale-"))
     work.mkdir(parents=True, exist_ok=True)
     notes = work / "notes"
-    paths = note_paths(opts.limit)
+    paths = note_paths(opts.limit, with_questions=not opts.no_question_pages)
     started = time.monotonic()
     if not notes.exists():
         copy_notes(paths, notes)
-    print(f"{len(paths)} MDN notes ({sum((MDN / p).stat().st_size for p in paths) / 2**20:.1f} MB) under {notes}; "
+    extra = f" (the first {opts.limit} by path + the question pages)" if opts.limit and not opts.no_question_pages else ""
+    print(f"{len(paths)} MDN notes{extra} ({sum((MDN / p).stat().st_size for p in paths) / 2**20:.1f} MB) under {notes}; "
           f"copied in {time.monotonic() - started:.1f}s; {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}",
           flush=True)
     warm_models(rag_env(work / "warm-home"))
