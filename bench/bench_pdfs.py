@@ -107,11 +107,11 @@ def _largest_stream(reader) -> int:
 # ---------------------------------------------------------------- through the worker
 
 
-def through_worker(path: Path, config) -> dict:
+def through_worker(path: Path, config, work: Path) -> dict:
     from ragcli.ingest import ParseError, Parser
     from test_ingest_pdf import make_pdf, text_page
 
-    warm = path.parent / "warm-up.pdf"
+    warm = work / "warm-up.pdf"  # in the bench's own temp dir: never beside the corpus
     warm.write_bytes(make_pdf([text_page("warm")]))
     with Parser(config) as parser:
         parser.parse(warm)  # the worker started and its imports done before the clock
@@ -199,7 +199,7 @@ def main() -> None:
             except Exception as exc:  # tricky files: their outcome is the worker's line
                 m = {"pages": 0, "plain_pps": 0, "ours_pps": 0, "slowest_page_s": 0, "text_stream_mb": 0,
                      "any_stream_mb": 0, "plain_s": 0, "ours_s": 0, "error": type(exc).__name__}
-            w = through_worker(path, config)
+            w = through_worker(path, config, work)
             for key in ("text_stream_mb", "any_stream_mb", "slowest_page_s"):
                 worst[key] = max(worst[key], m[key])
             for key in ("peak_vm_mb", "peak_rss_mb"):
@@ -225,7 +225,7 @@ def main() -> None:
     for name, build in cases:
         path = work / "case.pdf"
         path.write_bytes(build())
-        w = through_worker(path, config)
+        w = through_worker(path, config, work)
         outcome = f"indexed ({w['sections']} page)" if w["ok"] else w["reason"]
         print(f"  {name}: file {path.stat().st_size / MB:.1f} MB -> {outcome[:170]}; {w['seconds']:.1f}s, "
               f"worker peak RSS {w['peak_rss_mb']:.0f} MB, VM {w['peak_vm_mb']:.0f} MB")
