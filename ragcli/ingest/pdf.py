@@ -1,8 +1,18 @@
 """PDFs → Document with pypdf: one Section per page, lines numbered within the page.
 
-Runs inside the parsing worker (see worker.py), which holds the time and memory limits;
-this module only turns pypdf's many exceptions into one ParseError with a short reason.
-pypdf is imported inside functions: `import ragcli.cli` must not pull it in.
+Runs inside the parsing worker (see worker.py), which holds the memory limit and a watchdog;
+this module reads page by page, so one bad page costs that page, not the file:
+
+- pypdf's own safety limits (decompressed stream size, tokens per content stream, ...) are
+  set per parse from ``PdfLimits``, sized from the worker's memory limit rather than
+  pypdf's fixed 75 MB (see bench/bench_pdfs.py for the measurements behind them);
+- a page that trips a limit, takes longer than ``page_timeout`` or runs out of memory is
+  skipped with a warning that names the setting to raise; the file fails only when no page
+  could be read, with that reason;
+- the text of each page comes from ``pdf_layout.page_text`` (table rows kept on one line).
+
+pypdf's many exceptions become one ParseError with a short reason. pypdf is imported inside
+functions: `import ragcli.cli` must not pull it in.
 """
 
 from __future__ import annotations
@@ -10,44 +20,106 @@ from __future__ import annotations
 import logging
 import os
 import re
+import signal
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..types import Document, Section
 from .errors import ParseError
 
 MAX_PAGE_WARNINGS = 5
+OUT_OF_MEMORY = "ran out of memory"
 _SPACES = re.compile(r"[ \t\u00a0]+$", re.M)
+_MB = 1 << 20
 
 
-def parse_pdf(path: Path, data: bytes | None = None) -> Document:
-    """Parse a PDF (from data if given, else from path). Raise ParseError with the reason."""
+@dataclass(frozen=True)
+class PdfLimits:
+    """What one PDF may cost. The stream limits follow from the worker's memory limit: pypdf
+    holds a decompressed stream several times over while it parses it (an 80 MB content
+    stream peaks at ~370 MB), so a stream may use a fifth of the memory given to parsing."""
+
+    memory_mb: int = 1024  # the worker's limit (parse_memory_mb); <= 0: no limit
+    page_timeout: float | None = None  # seconds per page (parse_timeout); needs the main thread
+
+    @property
+    def stream_bytes(self) -> int:
+        return self.memory_mb * _MB // 4 if self.memory_mb > 0 else 1 << 30
+
+    @property
+    def stream_tokens(self) -> int:
+        # pypdf keeps ~140 bytes per parsed token: 2,000 tokens per MB keeps a page's parsed
+        # content stream within about a quarter of the memory limit.
+        return self.memory_mb * 2000 if self.memory_mb > 0 else 50_000_000
+
+    def pypdf_overrides(self, file_bytes: int) -> dict:
+        size = self.stream_bytes
+        return {
+            # a raw (still compressed) stream can be as long as the file itself
+            "maximum_declared_stream_length": max(size, file_bytes),
+            "zlib_maximum_output_length": size, "lzw_maximum_output_length": size,
+            "run_length_maximum_output_length": size, "brotli_maximum_output_length": size,
+            "jbig2_maximum_output_length": size, "array_based_stream_maximum_output_length": size,
+            "image_maximum_buffer_size": size, "stream_decoding_work_maximum_length": 4 * size,
+            "stream_parsing_work_maximum_count": self.stream_tokens,
+        }
+
+
+def parse_pdf(path: Path, data: bytes | None = None, limits: PdfLimits | None = None,
+              on_page: Callable[[int, int], None] | None = None) -> Document:
+    """Parse a PDF (from data if given, else from path). Raise ParseError with the reason.
+
+    ``on_page(done, total)`` is called after each page (the worker's sign of progress)."""
     import io
 
     import pypdf
     from pypdf.errors import PyPdfError
 
     path = Path(os.path.abspath(path))
+    limits = limits or PdfLimits()
+    if data is None:
+        data = path.read_bytes()
     warnings: list[str] = []
-    with _capture_pypdf_warnings(warnings):
+    capture = _capture_pypdf_warnings(warnings)
+    with capture, pypdf.apply_configuration(**limits.pypdf_overrides(len(data))):
         try:
-            reader = pypdf.PdfReader(io.BytesIO(data) if data is not None else str(path), strict=False)
+            reader = pypdf.PdfReader(io.BytesIO(data), strict=False)
             _decrypt(reader)
-            pages = _page_texts(reader, warnings)
             title = _title(reader, path)
+            pages, skipped = _page_texts(reader, warnings, capture, limits, on_page)
         except ParseError:
             raise
         except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, IndexError,
                 AssertionError, RecursionError, OSError, EOFError, ZeroDivisionError) as exc:
-            raise ParseError(_damaged(exc)) from None
+            raise ParseError(_damaged(exc, limits)) from None
     sections = [Section((title,), text, 1, text.count("\n") + 1, page=n)
                 for n, text in enumerate(pages, 1) if text.strip()]
     if not sections:
-        failed = [w for w in warnings if w.startswith("page ")]
-        if failed and len(failed) >= len(pages):
-            raise ParseError(f"damaged: no page could be read ({failed[0]})")
+        if skipped and len(skipped) >= len(pages):
+            raise ParseError(skipped[0].reason())
         raise ParseError("no text layer (scanned?)")
     return Document(path=str(path), title=title, sections=sections,
                     warnings=_dedupe(warnings)[:MAX_PAGE_WARNINGS + 3])
+
+
+@dataclass(frozen=True)
+class _Skipped:
+    """A page that could not be read, and why: ``what`` happened, ``hint`` says what to change."""
+
+    page: int
+    kind: str  # "timeout", "refused", "memory", "damaged"
+    what: str
+    hint: str = ""
+
+    def warning(self) -> str:
+        return f"page {self.page} skipped: {self.what}" + (f"; {self.hint}" if self.hint else "")
+
+    def reason(self) -> str:
+        """The file's reason when no page could be read."""
+        prefix = {"refused": "refused: ", "damaged": "damaged: no page could be read: "}.get(self.kind, "")
+        return f"{prefix}{self.what} on page {self.page}" + (f"; {self.hint}" if self.hint else "")
 
 
 def _decrypt(reader) -> None:
@@ -66,21 +138,81 @@ def _decrypt(reader) -> None:
         raise ParseError("encrypted: needs a password")
 
 
-def _page_texts(reader, warnings: list[str]) -> list[str]:
+class PageTimeout(BaseException):
+    """Raised by the page alarm. A BaseException, so pypdf's broad ``except Exception`` blocks
+    cannot swallow it and carry on with the page."""
+
+
+def _page_texts(reader, warnings: list[str], capture, limits: PdfLimits,
+                on_page: Callable[[int, int], None] | None) -> tuple[list[str], list[_Skipped]]:
+    """Each page's text ("" for a page skipped) and the pages skipped."""
     from pypdf.errors import LimitReachedError, PyPdfError
 
-    texts = []
+    from .pdf_layout import page_text
+
+    texts: list[str] = []
+    skipped: list[_Skipped] = []
+    total = len(reader.pages)
     for n, page in enumerate(reader.pages, 1):
+        text, skip = "", None
         try:
-            text = page.extract_text() or ""
+            with _alarm(limits.page_timeout):
+                text = page_text(page, capture.layout_warnings)
+        except PageTimeout:
+            skip = _Skipped(n, "timeout", f"timed out after {limits.page_timeout:g}s",
+                            "set parse_timeout to allow longer")
         except LimitReachedError as exc:
-            raise ParseError(f"refused: a stream is too large to decompress ({_short(exc)})") from None
+            skip = _Skipped(n, "refused", *_refusal(exc, limits))
+        except MemoryError:
+            skip = _Skipped(n, "memory", f"{OUT_OF_MEMORY} (limit {limits.memory_mb} MB)",
+                            "set parse_memory_mb to raise it")
+        except RecursionError:
+            skip = _Skipped(n, "damaged", "nesting too deep")
         except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, IndexError,
                 AssertionError, ZeroDivisionError) as exc:
-            warnings.append(f"page {n}: text could not be read ({_short(exc)})")
-            text = ""
+            skip = _Skipped(n, "damaged", f"text could not be read ({_short(exc)})")
+        if skip:
+            skipped.append(skip)
+            warnings.append(skip.warning())
         texts.append(_clean(text))
-    return texts
+        if on_page:
+            on_page(n, total)
+    return texts, skipped
+
+
+class _alarm:
+    """Raise PageTimeout in this thread after ``seconds`` (SIGALRM: main thread only; elsewhere,
+    or with no seconds, nothing: the worker's watchdog still stands behind it)."""
+
+    def __init__(self, seconds: float | None):
+        self.seconds = seconds if seconds and threading.current_thread() is threading.main_thread() else None
+
+    def __enter__(self):
+        if self.seconds:
+            self.previous = signal.signal(signal.SIGALRM, self._fire)
+            signal.setitimer(signal.ITIMER_REAL, self.seconds)
+        return self
+
+    @staticmethod
+    def _fire(_signum, _frame):
+        raise PageTimeout()
+
+    def __exit__(self, *exc) -> None:
+        if self.seconds:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self.previous)
+
+
+def _refusal(exc: BaseException, limits: PdfLimits) -> tuple[str, str]:
+    """(what, hint) for a pypdf limit, said so the user knows which setting moves it."""
+    text = str(exc)
+    hint = f"raise parse_memory_mb (now {limits.memory_mb}) to allow more"
+    if "tokens" in text:
+        return f"a page's content is too long to parse (over {limits.stream_tokens:,} tokens)", hint
+    if any(k in text for k in ("decompress", "decoding", "stream length", "buffer size", "Array-based")):
+        return (f"a stream is too large to decompress (over {limits.stream_bytes // _MB} MB: "
+                "a decompression bomb?)"), hint
+    return f"a safety limit of the PDF reader was reached ({_short(exc)})", ""
 
 
 def _clean(text: str) -> str:
@@ -109,7 +241,7 @@ def _sensible_title(title: str) -> bool:
     return not re.search(r"\.(docx?|pdf|tex|dvi|indd|pptx?)$", lowered)
 
 
-def _damaged(exc: BaseException) -> str:
+def _damaged(exc: BaseException, limits: PdfLimits) -> str:
     from pypdf.errors import EmptyFileError, FileNotDecryptedError, LimitReachedError
 
     if isinstance(exc, EmptyFileError):
@@ -117,7 +249,8 @@ def _damaged(exc: BaseException) -> str:
     if isinstance(exc, FileNotDecryptedError):
         return "encrypted: needs a password"
     if isinstance(exc, LimitReachedError):
-        return f"refused: a stream is too large to decompress ({_short(exc)})"
+        what, hint = _refusal(exc, limits)
+        return f"refused: {what}" + (f"; {hint}" if hint else "")
     if isinstance(exc, RecursionError):
         return "damaged: nesting too deep"
     return f"damaged: {_short(exc)}"
@@ -133,19 +266,25 @@ def _dedupe(items: list[str]) -> list[str]:
 
 
 class _capture_pypdf_warnings:
-    """Collect pypdf's log warnings into the Document instead of printing them."""
+    """Collect pypdf's log warnings into the Document instead of printing them. Layout mode's
+    own notes (rotated text) go to ``layout_warnings``: pdf_layout acts on them."""
 
     def __init__(self, sink: list[str]):
         self.sink = sink
+        self.layout_warnings: list[str] = []
         self.logger = logging.getLogger("pypdf")
 
     def __enter__(self):
-        sink = self.sink
+        sink, layout = self.sink, self.layout_warnings
 
         class Handler(logging.Handler):
             def emit(self, record: logging.LogRecord) -> None:
-                if len(sink) < 50:
-                    sink.append("pdf: " + _short(Exception(record.getMessage())))
+                message = record.getMessage()
+                if "_layout_mode" in record.name or message.startswith("Rotated text"):
+                    if len(layout) < 1000:
+                        layout.append(message)
+                elif len(sink) < 50:
+                    sink.append("pdf: " + _short(Exception(message)))
 
         self.handler = Handler(logging.WARNING)
         self.previous = (self.logger.propagate, self.logger.level)

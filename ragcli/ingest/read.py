@@ -15,6 +15,7 @@ from ..types import Document
 from .discover import MARKDOWN_SUFFIXES, PDF_SUFFIXES
 from .errors import ParseError
 from .obsidian import NoteResolver
+from .pdf import PdfLimits
 
 
 def read_bytes(path: Path, max_bytes: int) -> bytes:
@@ -43,16 +44,19 @@ def too_large(size: int, max_bytes: int) -> str:
             "set max_file_mb to raise it)")
 
 
-def read_and_parse(path: Path, max_bytes: int, resolver: NoteResolver | None = None) -> Document:
-    """Read and parse one file in this process, dispatching on its extension."""
+def read_and_parse(path: Path, max_bytes: int, resolver: NoteResolver | None = None,
+                   pdf_limits: PdfLimits | None = None, on_page=None) -> Document:
+    """Read and parse one file in this process, dispatching on its extension. PDFs take their
+    limits and report each page done to ``on_page(done, total)``."""
     suffix = path.suffix.lower()
     data = read_bytes(path, max_bytes)
-    doc = _parse_bytes(path, suffix, data, resolver)
+    doc = _parse_bytes(path, suffix, data, resolver, pdf_limits, on_page)
     doc.sha256 = hashlib.sha256(data).hexdigest()
     return doc
 
 
-def _parse_bytes(path: Path, suffix: str, data: bytes, resolver: NoteResolver | None) -> Document:
+def _parse_bytes(path: Path, suffix: str, data: bytes, resolver: NoteResolver | None,
+                 pdf_limits: PdfLimits | None, on_page) -> Document:
     from .markdown import parse_markdown, parse_plain_text
     from .pdf import parse_pdf
     from .text import decode
@@ -60,7 +64,7 @@ def _parse_bytes(path: Path, suffix: str, data: bytes, resolver: NoteResolver | 
     if suffix in PDF_SUFFIXES:
         if not data.strip():
             raise ParseError("empty file")
-        return parse_pdf(path, data)
+        return parse_pdf(path, data, pdf_limits, on_page)
     if suffix not in MARKDOWN_SUFFIXES:
         raise ParseError(f"unsupported file type: {suffix or '(none)'}")
     text, warnings = decode(data)
