@@ -201,24 +201,6 @@ def test_the_watchdog_kills_a_child_that_makes_no_progress(tmp_path: Path) -> No
         assert parser.worker.started == 2
 
 
-def test_memory_limit_stops_a_greedy_page(tmp_path: Path) -> None:
-    # 105,000 text operators: under the token limit that 110 MB allows (220,000 tokens), but
-    # layout mode keeps ~0.8 KB for each (~125 MB in all): only RLIMIT_AS stops it.
-    greedy = zlib.compress(b"BT /F1 1 Tf " + b"(x) Tj " * 105_000 + b"ET", 1)
-    path = tmp_path / "greedy.pdf"
-    path.write_bytes(make_pdf([greedy, zlib.compress(text_page("the page after"))], flate=True))
-    good = tmp_path / "good.pdf"
-    good.write_bytes(make_pdf([text_page("memory is back")]))
-    config = dataclasses.replace(load_config(), parse_memory_mb=110, parse_timeout=120)
-    with Parser(config) as parser:
-        doc = parser.parse(path)
-        assert [s.page for s in doc.sections] == [2]
-        assert ("page 1 skipped: ran out of memory (limit 110 MB); set parse_memory_mb to raise it"
-                in doc.warnings), doc.warnings
-        assert "memory is back" in parser.parse(good).sections[0].text
-        assert parser.worker.started == 2  # a file that hit the limit is followed by a fresh child
-
-
 def test_one_parser_for_pdfs_and_notes_hashes_the_bytes_it_parsed(tmp_path: Path) -> None:
     """The PDF goes through the worker, the note through this process; both documents carry
     the sha256 of the very bytes that were parsed (the index records that hash)."""
