@@ -5,8 +5,8 @@ questions through the real CLI.
 
 Prints, per file of ../shared/corpora/pdfs-long and ../shared/corpora/pdfs:
 - pages; the largest stream decoded while reading the text and the largest stream in the
-  file (images included); pages/s of pypdf's plain extraction and of ours (layout mode,
-  pdf_layout.page_text) in this process, and the slowest page of ours;
+  file (images included); pages/s of pypdf's plain extraction and of ours (today also plain: the
+  layout mode was held back) in this process, and the slowest page of ours;
 - through the real parse worker (a fresh one per file, default settings): seconds, the
   worker's peak RSS and peak virtual size (what parse_memory_mb limits), pages skipped and
   the reason when the file fails;
@@ -48,7 +48,8 @@ def in_process(path: Path) -> dict:
     import pypdf
     from pypdf import filters
 
-    from ragcli.ingest.pdf_layout import page_text
+    def page_text(page, _sink):  # what the parser reads now: plain extraction (layout mode held back)
+        return page.extract_text()
 
     decoded = [0]
     original = filters.decode_stream_data
