@@ -27,6 +27,11 @@ class Config:
     # models: "" means the built-in default, else a path to a GGUF file
     embed_model: str = ""
     llm_model: str = ""
+    # how the embedding model is used (right for MiniLM by default: no prefixes, its own mean
+    # pooling); instruction-tuned models want prefixes, e.g. nomic-embed "search_query: "
+    embed_query_prefix: str = ""
+    embed_document_prefix: str = ""
+    embed_pooling: str = ""  # "" = what the GGUF says, or mean / cls / last
     # remote seams: an OpenAI-compatible server for generation, a Chroma server for vectors
     llm_url: str = ""
     llm_api_key: str = ""
@@ -65,6 +70,7 @@ class Config:
 
 
 _PATH_KEYS = {"config_file", "data_dir", "models_dir"}
+POOLINGS = ("", "mean", "cls", "last")
 # Settings a user may set in config.toml or RAG_<NAME>; everything but the derived paths
 # config_file, and the paths themselves are allowed too (data_dir, models_dir).
 SETTABLE = tuple(f.name for f in fields(Config) if f.name != "config_file")
@@ -138,6 +144,9 @@ def load_config(overrides: dict[str, Any] | None = None, env: dict[str, str] | N
             values[key] = _coerce(key, raw, f"--{key.replace('_', '-')}")
     if values.get("mode", "hybrid") not in ("hybrid", "vector", "keyword"):
         raise ConfigError(f"mode must be hybrid, vector or keyword, got {values['mode']!r}")
+    if values.get("embed_pooling", "") not in POOLINGS:
+        raise ConfigError(f"embed_pooling must be mean, cls or last (or empty for the model's own), "
+                          f"got {values['embed_pooling']!r}")
     return Config(**values)
 
 

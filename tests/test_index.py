@@ -248,3 +248,30 @@ def test_pdf_corpus(capsys):
                       "--json", "-k", "5")
     top = res["results"][0]
     assert "dpr" in Path(top["path"]).name and isinstance(top["page"], int) and top["page"] >= 1
+
+
+def test_changed_prefix_or_pooling_is_explained_and_rebuild_re_embeds(vault, capsys, monkeypatch):
+    code, first = run_json(capsys, "index", str(vault), "--json")
+    assert code == 0 and first["embedded"] > 0
+    monkeypatch.setenv("RAG_EMBED_DOCUMENT_PREFIX", "search_document: ")
+    code = main(["index"])  # nothing changed on disk: the embedding settings are still checked
+    err = capsys.readouterr().err
+    assert code == 10 and "document_prefix" in err and "--rebuild" in err
+    monkeypatch.setenv("RAG_EMBED_QUERY_PREFIX", "search_query: ")
+    code = main(["search", "pour over"])  # a reader with other settings is refused as well
+    assert code == 10 and "query_prefix" in capsys.readouterr().err
+    code, rebuilt = run_json(capsys, "index", "--rebuild", "--json")
+    # every chunk embedded again: a vector cached without the prefix is never reused for one with it
+    assert code == 0 and rebuilt["embedded"] == first["embedded"]
+    code, res = run_json(capsys, "search", "pour over", "--json")
+    assert code == 0 and res["results"]
+    monkeypatch.delenv("RAG_EMBED_DOCUMENT_PREFIX")
+    monkeypatch.delenv("RAG_EMBED_QUERY_PREFIX")
+    monkeypatch.setenv("RAG_EMBED_POOLING", "cls")
+    code = main(["index"])
+    assert code == 10 and "pooling" in capsys.readouterr().err
+    monkeypatch.setenv("RAG_EMBED_POOLING", "mean")  # MiniLM's own pooling, said out loud: no change
+    monkeypatch.setenv("RAG_EMBED_DOCUMENT_PREFIX", "search_document: ")
+    monkeypatch.setenv("RAG_EMBED_QUERY_PREFIX", "search_query: ")
+    code, again = run_json(capsys, "index", "--json")
+    assert code == 0 and again["embedded"] == 0

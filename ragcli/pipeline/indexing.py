@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..config import Config
+from ..embed import vector_space
 from ..errors import IndexMismatchError, UsageError
 from ..ingest.chunk import chunk_document, chunker_settings
 from ..progress import ProgressFn, report as report_progress
@@ -101,7 +102,8 @@ class Indexer:
         """The embedder, with the index's fingerprint checked (or adopted) on first use."""
         embedder = self.session.embedder
         if not self._fingerprint_checked or rebuild:
-            wanted = Fingerprint(embedder.model_id, int(embedder.dim), chunker_settings(self.config))
+            wanted = Fingerprint(embedder.model_id, int(embedder.dim), chunker_settings(self.config),
+                                 embedder.settings)
             try:
                 self.idx.adopt_fingerprint(wanted, rebuild=rebuild)
             except IndexMismatchError:
@@ -129,6 +131,8 @@ class Indexer:
             self.embedder(rebuild=True)
         else:
             self.idx.check_chunker(chunker_settings(self.config))
+            if _embedding_settings_in_play(self.config, self.idx.fingerprint()):
+                self.embedder()  # pooling or prefixes set (or recorded): checked even with nothing to do
         self._sync_files(roots, report, scope)
         report.seconds = round(time.monotonic() - started, 3)
         return report
@@ -235,10 +239,13 @@ class Indexer:
         report.files_removed += len(paths)
 
     def _chunk(self, doc: Document, embedder) -> list[StoredChunk]:
-        budget = min(self.config.chunk_tokens, embedder.max_tokens)
+        # The document prefix is embedded with every chunk: it takes its share of the window.
+        prefix = embedder.count_tokens(embedder.document_prefix) if embedder.document_prefix else 0
+        budget = min(self.config.chunk_tokens, embedder.max_tokens - prefix)
         chunks = chunk_document(doc, embedder.count_tokens, budget, self.config.chunk_overlap)
         aliases = " ".join(doc.aliases)
-        return [StoredChunk(c, vector_key(embedder.model_id, c.embed_text()), aliases) for c in chunks]
+        space = vector_space(embedder)
+        return [StoredChunk(c, vector_key(space, c.embed_text()), aliases) for c in chunks]
 
     def _flush(self, pending: list[tuple[FileRecord, list[StoredChunk]]], report: IndexReport) -> None:
         """Embed what the cache lacks, then write the batch of files in one transaction."""
@@ -255,7 +262,7 @@ class Indexer:
         items = list(texts.items())
         for start in range(0, len(items), FLUSH_CHUNKS):
             part = items[start:start + FLUSH_CHUNKS]
-            got = dict(zip((k for k, _t in part), embedder.embed([t for _k, t in part])))
+            got = dict(zip((k for k, _t in part), embedder.embed_documents([t for _k, t in part])))
             if len(items) > FLUSH_CHUNKS:
                 # A big file embeds over several slices: each is cached and committed (harmless on
                 # its own, step 1 of the write protocol), so a run killed half-way through keeps
@@ -277,6 +284,11 @@ def index(config: Config, paths: Sequence[Path] | None = None, rebuild: bool = F
     """Build or update the index for ``paths`` (default: the remembered roots)."""
     with Indexer(config, role=role, progress=progress) as indexer:
         return indexer.run(paths, rebuild=rebuild)
+
+
+def _embedding_settings_in_play(config: Config, fingerprint: dict | None) -> bool:
+    configured = config.embed_pooling or config.embed_query_prefix or config.embed_document_prefix
+    return bool(fingerprint) and bool(configured or fingerprint.get("embedding"))
 
 
 def remembered_roots(config: Config) -> list[str]:

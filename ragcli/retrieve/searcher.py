@@ -74,7 +74,7 @@ class Searcher:
             from ..embed import make_embedder
 
             embedder = make_embedder(self.config)
-            self.index.check_model(embedder.model_id, embedder.dim)
+            self.index.check_model(embedder.model_id, embedder.dim, embedder.settings)
             self._embedder = embedder
         return self._embedder
 
@@ -91,7 +91,7 @@ class Searcher:
         paths = self._allowed_paths(filters)
         if paths is not None and not paths:
             return []
-        qvec = self.embedder.embed([query])[0] if mode != "keyword" else None
+        qvec = self.embedder.embed_queries([query])[0] if mode != "keyword" else None
         match = fts_query(query)
         vec = self.index.vector_search(qvec, n, paths) if qvec is not None else []
         kw = self.index.keyword_search(match, n, paths) if mode != "vector" and match else []

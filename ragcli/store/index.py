@@ -135,9 +135,9 @@ class Index:
         if have and have.get("chunker") != chunker:
             raise mismatch_error({"chunker": have.get("chunker")}, {"chunker": chunker})
 
-    def check_model(self, model_id: str, dim: int) -> None:
+    def check_model(self, model_id: str, dim: int, settings: dict | None = None) -> None:
         """A reader's check that its embedder is the one the index was built with."""
-        check_model(self.fingerprint(), model_id, dim)
+        check_model(self.fingerprint(), model_id, dim, settings)
 
     def _dim(self) -> int:
         return int((self.fingerprint() or {}).get("dim", 0))
