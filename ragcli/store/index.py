@@ -28,6 +28,7 @@ import numpy as np
 from ..config import Config, ensure_private_dir
 from ..errors import NoIndexError, StoreError
 from ..types import Chunk
+from . import keywords
 from .fingerprint import Fingerprint, check_model, mismatch_error
 from .lock import WriteLock
 from .manifest import FileRecord, Manifest, StoredChunk
@@ -273,10 +274,10 @@ class Index:
     def keyword_search(self, match: str, limit: int, paths: Sequence[str] | None = None,
                        ids: Sequence[str] | None = None) -> list[tuple[str, float]]:
         """(chunk id, bm25 with higher = better) for an FTS5 MATCH expression."""
-        return self._m.keyword_search(match, limit, paths, ids=ids)
+        return keywords.keyword_search(self._m.db, match, limit, paths, ids=ids)
 
     def keyword_idf(self, terms: Sequence[str]) -> list[float]:
-        return self._m.keyword_idf(terms)
+        return keywords.keyword_idf(self._m.db, terms)
 
     def vector_search(self, vector: np.ndarray, k: int,
                       paths: Sequence[str] | None = None) -> list[tuple[str, float]]:
@@ -298,7 +299,7 @@ class Index:
 
     def filter_paths(self, path_glob: str | None = None, tag: str | None = None,
                      since: str | None = None, until: str | None = None) -> list[str]:
-        return self._m.filter_paths(path_glob, tag, since, until)
+        return keywords.filter_paths(self._m.db, path_glob, tag, since, until)
 
     # -- the vector side --------------------------------------------------------------------
     @property
