@@ -24,11 +24,14 @@ from typing import Callable
 from ..types import Chunk, Document, Section
 
 CHUNKER_VERSION = 1  # bump when the output changes for the same input (the index records it)
+NOTE_CENTROIDS = 1  # the index keeps each note's centroid (retrieve.Searcher's note evidence)
 
 
 def chunker_settings(config) -> dict:
-    """What shapes the chunks: part of the index fingerprint, checkable without any model."""
-    return {"version": CHUNKER_VERSION, "tokens": config.chunk_tokens, "overlap": config.chunk_overlap}
+    """What shapes the chunks (and what the index keeps beside them): part of the index
+    fingerprint, checkable without any model."""
+    return {"version": CHUNKER_VERSION, "tokens": config.chunk_tokens, "overlap": config.chunk_overlap,
+            "note_centroids": NOTE_CENTROIDS}
 
 
 MAX_CHARS_PER_TOKEN = 12

@@ -193,6 +193,9 @@ def build_eval_index(config: Config, data: BeirData, embedder, progress: Progres
 
     with Indexer(config, role="eval", progress=progress) as indexer:
         indexer.session.use_embedder(embedder)
+        # An index built with other settings (another conversion of the model, an older
+        # version of what the index holds) starts over; the vector cache survives that.
+        indexer.embedder(start_over_on_mismatch=True)
         known = {path: rec.hash for path, rec in indexer.idx.files().items()}
         report = IndexReport(roots=[str(data.corpus_hash[:16])])
         stale = [p for p in known if p not in data.corpus]
@@ -208,8 +211,7 @@ def build_eval_index(config: Config, data: BeirData, embedder, progress: Progres
                             title=title, indexed_at=now),
                  Document(path=doc_id, title=title, sections=[Section((), text, 1, 1)]))
                 for doc_id, title, text, digest in todo)
-        # A throwaway index built by another conversion of the model starts over.
-        indexer.add_documents(docs, report, total=len(todo), start_over_on_mismatch=True)
+        indexer.add_documents(docs, report, total=len(todo))
         indexer.idx.prune()
         files, chunks = indexer.idx.counts()
     return files, chunks, report.embedded

@@ -161,6 +161,13 @@ def _check_chunk_rows(db: sqlite3.Connection, dim: int, problems: list[Problem])
     for path, n in rows:
         problems.append(Problem(CACHE_MISSING, path, f"{n} chunk(s) have no cached vector "
                                 "(the file must be embedded again)"))
+    if not db.execute("SELECT 1 FROM sqlite_master WHERE name = 'notes'").fetchone():
+        return  # built before notes had vectors: the fingerprint check asks for a rebuild
+    rows = db.execute("SELECT DISTINCT c.path FROM chunks c LEFT JOIN notes n ON n.path = c.path"
+                      " WHERE n.path IS NULL OR length(n.centroid) != ? ORDER BY c.path", (dim * 4,))
+    for (path,) in rows:
+        problems.append(Problem(CACHE_MISSING, path, "the note's centroid is missing "
+                                "(the file must be indexed again, from the cached vectors)"))
 
 
 def _check_keywords(db: sqlite3.Connection, problems: list[Problem]) -> None:

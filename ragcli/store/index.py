@@ -32,10 +32,10 @@ from . import keywords
 from .fingerprint import Fingerprint, check_model, mismatch_error
 from .lock import WriteLock
 from .manifest import FileRecord, Manifest, StoredChunk
+from .notes import note_centroids
 from .paths import CHROMA_NAME, LOCK_NAME, MANIFEST_NAME
 from .recovery import (forget_chroma_clients, remote_collection, remove_leftovers,
                        swap_dirs, vectors_open_in_child)
-
 
 
 @dataclass
@@ -45,6 +45,7 @@ class FileUpdate:
     record: FileRecord
     chunks: list[StoredChunk]
     vectors: dict[str, np.ndarray] = field(default_factory=dict)  # vec_key -> vector
+    centroid: np.ndarray | None = None  # the mean of the chunks' vectors, unit length
 
 
 @dataclass
@@ -239,7 +240,7 @@ class Index:
             if to_delete:
                 self.vectors.delete(to_delete)
             for u in updates:
-                m.replace_file(u.record, u.chunks)
+                m.replace_file(u.record, u.chunks, u.centroid)
             for path in removals:
                 m.remove_file(path)
             m.set_meta("vectors_dirty", "0", commit=False)
@@ -293,6 +294,10 @@ class Index:
         vectors = self._m.cached_vectors(list(set(keys.values())), dim)
         q = np.asarray(vector, dtype=np.float32)
         return {cid: float(vectors[key] @ q) for cid, key in keys.items() if key in vectors}
+
+    def note_centroids(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """chunk id -> the centroid of its note's chunk vectors, where known."""
+        return note_centroids(self._m.db, ids, self._dim())
 
     def chunks(self, ids: Sequence[str]) -> dict[str, Chunk]:
         return self._m.chunks_by_ids(ids)

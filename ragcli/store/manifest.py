@@ -68,6 +68,10 @@ CREATE TRIGGER IF NOT EXISTS chunks_ad AFTER DELETE ON chunks BEGIN
     VALUES ('delete', old.rowid, old.title || ' ' || old.aliases, old.heading, old.text);
 END;
 CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, vec BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS notes (      -- note-level evidence for retrieval
+    path TEXT PRIMARY KEY,
+    centroid BLOB NOT NULL               -- the mean of the note's chunk vectors (float32, unit length)
+);
 """
 
 # What the insert trigger puts in each FTS5 column (title carries the aliases, so the FTS5
@@ -201,9 +205,14 @@ class Manifest:
             result.setdefault(path, set()).add(cid)
         return result
 
-    def replace_file(self, record: FileRecord, chunks: Sequence[StoredChunk]) -> None:
-        """Swap a file's chunks for new ones (inside the caller's transaction)."""
+    def replace_file(self, record: FileRecord, chunks: Sequence[StoredChunk],
+                     centroid: np.ndarray | None = None) -> None:
+        """Swap a file's chunks (and its centroid) for new ones (inside the caller's transaction)."""
         self.db.execute("DELETE FROM chunks WHERE path = ?", (record.path,))
+        self.db.execute("DELETE FROM notes WHERE path = ?", (record.path,))
+        if centroid is not None:
+            self.db.execute("INSERT INTO notes(path, centroid) VALUES (?, ?)",
+                            (record.path, np.asarray(centroid, dtype=np.float32).tobytes()))
         self.db.executemany(
             "INSERT INTO chunks(id, path, ordinal, title, aliases, heading, text, line_start, line_end,"
             " page, vec_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -218,6 +227,7 @@ class Manifest:
 
     def remove_file(self, path: str) -> None:
         self.db.execute("DELETE FROM chunks WHERE path = ?", (path,))
+        self.db.execute("DELETE FROM notes WHERE path = ?", (path,))
         self.db.execute("DELETE FROM files WHERE path = ?", (path,))
 
     def commit_write(self) -> None:
@@ -292,6 +302,7 @@ class Manifest:
         self.db.commit()
 
     def drop_orphan_chunks(self) -> int:
+        self.db.execute("DELETE FROM notes WHERE path NOT IN (SELECT path FROM files)")
         cur = self.db.execute("DELETE FROM chunks WHERE path NOT IN (SELECT path FROM files)")
         self.db.commit()
         return cur.rowcount
@@ -300,6 +311,7 @@ class Manifest:
         """Forget every file and chunk (for --rebuild); keeps the vector cache."""
         self.db.execute("DELETE FROM chunks")
         self.db.execute("DELETE FROM files")
+        self.db.execute("DELETE FROM notes")
         self.db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('delete-all')")  # no rows left
         self.db.commit()
 
