@@ -117,4 +117,3 @@ def test_vault_chunks_point_at_real_lines() -> None:
         for c in chunk_document(doc, words, 200, 32):
             assert 1 <= c.line_start <= c.line_end <= len(lines)
             assert words(c.embed_text()) <= 200
-

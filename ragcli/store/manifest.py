@@ -290,10 +290,13 @@ class Manifest:
         return cur.rowcount
 
     def paths_with_uncached_vectors(self, dim: int) -> list[str]:
-        """Files with a chunk whose vector is missing from the cache (or has another size)."""
+        """Files with a chunk whose vector is missing from the cache (or has another size), or
+        without their note's centroid: indexed again, they get both back."""
         return sorted(r[0] for r in self.db.execute(
             "SELECT DISTINCT c.path FROM chunks c LEFT JOIN vectors v ON v.key = c.vec_key"
-            " WHERE v.key IS NULL OR length(v.vec) != ?", (dim * 4,)))
+            " LEFT JOIN notes n ON n.path = c.path"
+            " WHERE v.key IS NULL OR length(v.vec) != ? OR n.path IS NULL OR length(n.centroid) != ?",
+            (dim * 4, dim * 4)))
 
     def rebuild_keywords(self) -> None:
         """Index every chunk row again, the way the insert trigger does."""

@@ -18,7 +18,8 @@ def sync_into(m: Manifest, dim: int, store) -> tuple[int, int, list[str]]:
     """Make ``store`` hold exactly the manifest's chunk ids, paths and cached vectors.
 
     A file with a chunk whose vector is not in the cache cannot be restored without
-    embedding: it is forgotten (and its vectors dropped) so the next run indexes it again.
+    embedding: it is forgotten (and its vectors dropped) so the next run indexes it again;
+    so is one whose note centroid is missing (the next run rebuilds it from the cache).
     Returns (vectors written, vectors deleted, forgotten paths).
     """
     lost = m.paths_with_uncached_vectors(dim)
