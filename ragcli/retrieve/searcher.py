@@ -9,9 +9,15 @@ Hybrid search, in three steps:
    gets its exact cosine (from the manifest's vector cache), one only the vector side
    found gets its exact bm25 (0 when it matches no query term). Fusion then compares
    like with like instead of treating "not in the other top n" as "irrelevant";
-3. fusion: a convex combination of the two scores, each min-max normalised over the
-   candidate pool of this query (Bruch et al., "An Analysis of Fusion Functions for
-   Hybrid Retrieval", 2023: convex combination beats RRF and needs one parameter).
+3. note evidence: each candidate's cosine gets ``note_weight`` times the query's cosine
+   with its note's centroid (the mean of the note's chunk vectors), so a passage worded
+   unlike the question still ranks when its note as a whole is about what was asked;
+4. fusion: a convex combination of the two scores, each normalised over the candidate
+   pool of this query (Bruch et al., "An Analysis of Fusion Functions for Hybrid
+   Retrieval", 2023: convex combination beats RRF and needs one parameter). The keyword
+   side's weight shrinks when its best match covers less than ``full_keyword_cover`` of
+   the query: a question in the user's own words shares a word or two with many notes by
+   chance, and those matches should not outvote the vectors.
 
 ``fuse_rrf`` (plain reciprocal rank fusion) stays for comparison (``bench/bench_eval.py``).
 """
