@@ -18,6 +18,7 @@ import statistics
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,13 +29,20 @@ from ragcli.config import load_config  # noqa: E402
 from ragcli.maintenance.eval import evaluate, load_beir  # noqa: E402
 from ragcli.retrieve import Fusion, Searcher  # noqa: E402
 
+BEFORE = Fusion(full_keyword_cover=0.0, note_weight=0.0)  # the shipped fusion before issue 13
 VARIANTS = [  # (label, mode, fusion)
     ("keyword (FTS5 bm25)", "keyword", None),
-    ("vector (MiniLM cosine)", "vector", None),
+    ("vector (MiniLM cosine)", "vector", BEFORE),
     ("hybrid: RRF k=60 (baseline)", "hybrid", Fusion(method="rrf", complete=False)),
-    ("hybrid: convex min-max, partial scores", "hybrid", Fusion(keyword_scale="minmax", complete=False)),
-    ("hybrid: convex min-max, completed", "hybrid", Fusion(keyword_scale="minmax")),
-    ("hybrid: convex, bm25/sum(idf), completed *", "hybrid", Fusion()),
+    ("hybrid: convex min-max, partial scores", "hybrid",
+     replace(BEFORE, keyword_scale="minmax", complete=False)),
+    ("hybrid: convex min-max, completed", "hybrid", replace(BEFORE, keyword_scale="minmax")),
+    ("hybrid: convex, bm25/sum(idf), completed", "hybrid", BEFORE),
+    ("hybrid: + cosines scaled on own top n", "hybrid", replace(BEFORE, vector_scale="own")),
+    ("hybrid: + keyword weight by cover", "hybrid", replace(BEFORE, full_keyword_cover=0.5)),
+    ("hybrid: + note centroid 0.5", "hybrid", replace(BEFORE, note_weight=0.5)),
+    ("vector: + note centroid 0.5", "vector", Fusion()),
+    ("hybrid: + cover + centroid *", "hybrid", Fusion()),
 ]
 
 
@@ -43,7 +51,8 @@ def _mean(per_query: dict, qids: list[str], metric: str) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
-def bench_dataset(folder: Path, dev: int, run_dir: Path | None, alphas: list[float]) -> None:
+def bench_dataset(folder: Path, dev: int, run_dir: Path | None, alphas: list[float],
+                  only: list[str] | None = None) -> None:
     config = load_config()
     data = load_beir(folder)
     qids = list(data.queries)
@@ -53,6 +62,8 @@ def bench_dataset(folder: Path, dev: int, run_dir: Path | None, alphas: list[flo
     embedder = make_embedder(config)
     variants = list(VARIANTS) + [(f"hybrid: shipped with alpha={a}", "hybrid", Fusion(alpha=a))
                                  for a in alphas]
+    if only:
+        variants = [v for v in variants if any(word in v[0] for word in only)]
     print(f"{folder.name}: {len(data.corpus)} docs, {len(qids)} judged queries "
           f"(dev = first {len(dev_ids)}, held out = {len(held)})")
     header = (f"{'variant':42s} {'nDCG@10':>8s} {'R@10':>7s} {'R@100':>7s} {'MRR@10':>7s} "
@@ -71,7 +82,7 @@ def bench_dataset(folder: Path, dev: int, run_dir: Path | None, alphas: list[flo
                   f"{report.embedded / report.index_seconds:.1f} chunks/s embedded)")
         if run_file:
             print(f"  run: {run_file}")
-    print("* shipped default (alpha 0.5 = equal weight, not tuned)")
+    print("* shipped default (alpha 0.5; note weight and keyword cover chosen on the dev split only)")
     print(f"index: {report.docs} docs, {report.chunks} chunks, cached at {report.index_dir}")
 
 
@@ -131,6 +142,7 @@ def main() -> None:
     parser.add_argument("--dataset", type=Path, default=SHARED / "scifact")
     parser.add_argument("--dev", type=int, default=100, help="first N judged queries form the dev split")
     parser.add_argument("--alphas", type=float, nargs="*", default=[0.3, 0.7])
+    parser.add_argument("--only", nargs="*", default=None, help="only variants whose label holds one of these")
     parser.add_argument("--run-dir", type=Path, default=None, help="write each variant's TREC run here")
     parser.add_argument("--vault", action="store_true", help="measure warm query latency on the vault")
     parser.add_argument("--vault-path", type=Path, default=SHARED / "obsidian-help" / "en")
@@ -140,7 +152,7 @@ def main() -> None:
     if args.vault:
         bench_vault(args.vault_path, args.repeats, args.home)
     else:
-        bench_dataset(args.dataset, args.dev, args.run_dir, args.alphas)
+        bench_dataset(args.dataset, args.dev, args.run_dir, args.alphas, args.only)
 
 
 if __name__ == "__main__":

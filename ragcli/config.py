@@ -27,6 +27,11 @@ class Config:
     # models: "" means the built-in default, else a path to a GGUF file
     embed_model: str = ""
     llm_model: str = ""
+    # how the embedding model is used (right for MiniLM by default: no prefixes, its own mean
+    # pooling); instruction-tuned models want prefixes, e.g. nomic-embed "search_query: "
+    embed_query_prefix: str = ""
+    embed_document_prefix: str = ""
+    embed_pooling: str = ""  # "" = what the GGUF says, or mean / cls / last
     # remote seams: OpenAI-compatible servers for generation and embeddings, a Chroma server
     # for vectors. With a url set, llm_model / embed_model name the server's model (or "").
     llm_url: str = ""
@@ -70,6 +75,7 @@ class Config:
 
 
 _PATH_KEYS = {"config_file", "data_dir", "models_dir"}
+POOLINGS = ("", "mean", "cls", "last")
 # Settings a user may set in config.toml or RAG_<NAME>; everything but the derived paths
 # config_file, and the paths themselves are allowed too (data_dir, models_dir).
 SETTABLE = tuple(f.name for f in fields(Config) if f.name != "config_file")
@@ -145,6 +151,9 @@ def load_config(overrides: dict[str, Any] | None = None, env: dict[str, str] | N
         raise ConfigError(f"mode must be hybrid, vector or keyword, got {values['mode']!r}")
     if values.get("daemon", "auto") not in ("auto", "off", "require"):
         raise ConfigError(f"daemon must be auto, off or require, got {values['daemon']!r}")
+    if values.get("embed_pooling", "") not in POOLINGS:
+        raise ConfigError(f"embed_pooling must be mean, cls or last (or empty for the model's own), "
+                          f"got {values['embed_pooling']!r}")
     return Config(**values)
 
 

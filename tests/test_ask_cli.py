@@ -10,7 +10,6 @@ import shutil
 import subprocess
 import sys
 
-import pytest
 
 from ragcli.pipeline.answer import NOT_COVERED
 from ragcli.cli import main

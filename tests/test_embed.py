@@ -104,3 +104,63 @@ def test_concurrent_callers_get_their_own_answers(embedder):
         got = list(pool.map(embedder.embed, batches))
     for want, have in zip(expected, got):
         assert np.allclose(want, have, atol=1e-5)
+
+
+# -- prefixes and pooling (models such as nomic-embed or bge want them; MiniLM wants none) ----
+
+
+def _embedder_with(models_dir, tmp_path_factory, **settings):
+    env = {"RAG_HOME": str(tmp_path_factory.mktemp("embed-home")), "RAG_MODELS_DIR": str(models_dir)}
+    env.update({f"RAG_{k.upper()}": v for k, v in settings.items()})
+    return make_embedder(load_config(env=env))
+
+
+def test_minilm_defaults_are_no_prefix_and_its_own_mean_pooling(embedder):
+    assert embedder.pooling == embedder.model_pooling == "mean"
+    assert embedder.query_prefix == embedder.document_prefix == ""
+    assert embedder.settings == {}  # nothing differs from the model's own: nothing to fingerprint
+    text = "Daily notes open a note named after today's date."
+    plain = embedder.embed([text])[0]
+    assert np.array_equal(embedder.embed_queries([text])[0], plain)
+    assert np.array_equal(embedder.embed_documents([text])[0], plain)
+
+
+def test_prefixes_go_on_queries_and_on_documents_and_change_the_vector(embedder, models_dir, tmp_path_factory):
+    prefixed = _embedder_with(models_dir, tmp_path_factory, embed_query_prefix="search_query: ",
+                              embed_document_prefix="search_document: ")
+    try:
+        text = "How do I link to a heading in another note?"
+        plain = embedder.embed([text])[0]
+        query = prefixed.embed_queries([text])[0]
+        document = prefixed.embed_documents([text])[0]
+        assert float(query @ plain) < 0.999 and float(document @ plain) < 0.999
+        assert float(query @ document) < 0.999  # each side its own prefix
+        assert float(query @ embedder.embed(["search_query: " + text])[0]) > 0.9999
+        assert float(document @ embedder.embed(["search_document: " + text])[0]) > 0.9999
+        assert np.array_equal(prefixed.embed([text])[0], plain)  # embed() adds nothing
+        assert prefixed.settings == {"query_prefix": "search_query: ", "document_prefix": "search_document: "}
+    finally:
+        prefixed.close()
+
+
+def test_cls_pooling_differs_from_mean_and_mean_named_is_the_default(embedder, models_dir, tmp_path_factory):
+    cls = _embedder_with(models_dir, tmp_path_factory, embed_pooling="cls")
+    mean = _embedder_with(models_dir, tmp_path_factory, embed_pooling="mean")
+    try:
+        texts = ["Canvas files hold cards laid out on a plane.", "Tomatoes need full sun."]
+        assert cls.pooling == "cls" and cls.settings == {"pooling": "cls"}
+        assert mean.pooling == "mean" and mean.settings == {}  # the model's own, said out loud
+        v_cls, v_mean, v_default = cls.embed(texts), mean.embed(texts), embedder.embed(texts)
+        assert np.allclose(v_mean, v_default, atol=1e-6)
+        assert (v_cls * v_default).sum(axis=1).max() < 0.99  # the [CLS] vector is another vector
+        assert np.allclose(np.linalg.norm(v_cls, axis=1), 1.0, atol=1e-5)
+    finally:
+        cls.close()
+        mean.close()
+
+
+def test_unknown_pooling_is_a_config_error(models_dir, tmp_path_factory):
+    from ragcli.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="embed_pooling"):
+        load_config(env={"RAG_HOME": str(tmp_path_factory.mktemp("h")), "RAG_EMBED_POOLING": "max"})

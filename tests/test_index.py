@@ -248,3 +248,55 @@ def test_pdf_corpus(capsys):
                       "--json", "-k", "5")
     top = res["results"][0]
     assert "dpr" in Path(top["path"]).name and isinstance(top["page"], int) and top["page"] >= 1
+
+
+def test_changed_prefix_or_pooling_is_explained_and_rebuild_re_embeds(vault, capsys, monkeypatch):
+    code, first = run_json(capsys, "index", str(vault), "--json")
+    assert code == 0 and first["embedded"] > 0
+    monkeypatch.setenv("RAG_EMBED_DOCUMENT_PREFIX", "search_document: ")
+    code = main(["index"])  # nothing changed on disk: the embedding settings are still checked
+    err = capsys.readouterr().err
+    assert code == 10 and "document_prefix" in err and "--rebuild" in err
+    monkeypatch.setenv("RAG_EMBED_QUERY_PREFIX", "search_query: ")
+    code = main(["search", "pour over"])  # a reader with other settings is refused as well
+    assert code == 10 and "query_prefix" in capsys.readouterr().err
+    code, rebuilt = run_json(capsys, "index", "--rebuild", "--json")
+    # every chunk embedded again: a vector cached without the prefix is never reused for one with it
+    assert code == 0 and rebuilt["embedded"] == first["embedded"]
+    code, res = run_json(capsys, "search", "pour over", "--json")
+    assert code == 0 and res["results"]
+    monkeypatch.delenv("RAG_EMBED_DOCUMENT_PREFIX")
+    monkeypatch.delenv("RAG_EMBED_QUERY_PREFIX")
+    monkeypatch.setenv("RAG_EMBED_POOLING", "cls")
+    code = main(["index"])
+    assert code == 10 and "pooling" in capsys.readouterr().err
+    monkeypatch.setenv("RAG_EMBED_POOLING", "mean")  # MiniLM's own pooling, said out loud: no change
+    monkeypatch.setenv("RAG_EMBED_DOCUMENT_PREFIX", "search_document: ")
+    monkeypatch.setenv("RAG_EMBED_QUERY_PREFIX", "search_query: ")
+    code, again = run_json(capsys, "index", "--json")
+    assert code == 0 and again["embedded"] == 0
+
+
+def test_an_index_from_before_note_centroids_is_upgraded_in_place(vault, capsys, rag_home):
+    import sqlite3
+
+    code, first = run_json(capsys, "index", str(vault), "--json")
+    assert code == 0 and first["embedded"] > 0
+    manifest = rag_home / "index" / "manifest.sqlite"
+    db = sqlite3.connect(manifest)
+    before = dict(db.execute("SELECT path, centroid FROM notes"))
+    db.execute("DROP TABLE notes")  # as 0.1 left it: no centroids, no record of them
+    db.execute("DELETE FROM meta WHERE key = 'note_centroids'")
+    db.commit()
+    db.close()
+    code, res = run_json(capsys, "search", "pour over", "--json")
+    assert code == 0 and res["results"]  # a reader searches it as it is
+    code, report = run_json(capsys, "verify", "--json")
+    assert code == 0 and report["ok"], report
+    code, again = run_json(capsys, "index", "--json")  # the next writer fills them from the cache
+    assert code == 0 and again["embedded"] == 0 and again["files_indexed"] == 0
+    db = sqlite3.connect(manifest)
+    assert dict(db.execute("SELECT path, centroid FROM notes")) == before
+    db.close()
+    code, report = run_json(capsys, "verify", "--json")
+    assert code == 0 and report["ok"], report

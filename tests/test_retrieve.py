@@ -16,6 +16,8 @@ from ragcli.errors import UsageError
 from ragcli.pipeline import index
 from ragcli.retrieve import Filters, Searcher, fts_query, fuse_convex, fuse_rrf
 
+from conftest import needs_corpora
+
 ERRORS = {
     "sync-errors.md": "# Sync errors\n\nWhen sync fails the app shows an error code. Error ZX-4471 means the "
                       "upload was rejected because the vault is over its storage quota; delete large "
@@ -177,3 +179,108 @@ def test_keyword_idf_matches_fts5(searcher):
     n_zx = len(searcher.index.keyword_search('"zx"', 1000))
     assert rare == pytest.approx(math.log((chunks - n_zx + 0.5) / (n_zx + 0.5)))
     assert common < rare
+
+
+def test_keyword_weight_follows_how_much_of_the_query_its_best_match_covers():
+    vec = {"a": 0.6, "b": 0.5, "k": 0.1}  # k: found by the keyword side only, far below the rest
+    kw = {"a": 0.0, "b": 0.0, "k": 6.0}  # k covers a quarter of the query (24 = every term once)
+    fixed = dict(fuse_convex(vec, kw, alpha=0.5, keyword_scale=24.0))
+    assert fixed["a"] == pytest.approx(0.5) and fixed["k"] == pytest.approx(0.5 * 0.25)
+    # full weight only from half the query up: a quarter gets half of the keyword weight
+    covered = dict(fuse_convex(vec, kw, alpha=0.5, keyword_scale=24.0, full_cover=0.5))
+    assert covered["a"] == pytest.approx(0.75) and covered["b"] == pytest.approx(0.75 * 0.8)
+    assert covered["k"] == pytest.approx(0.25 * 0.25)
+    # a match covering half the query or more keeps the full keyword weight
+    full = dict(fuse_convex(vec, {**kw, "k": 12.0}, alpha=0.5, keyword_scale=24.0, full_cover=0.5))
+    assert full["a"] == pytest.approx(0.5) and full["k"] == pytest.approx(0.5 * 0.5)
+    # scaled by the vector side's own range (0.5..0.6), k's low cosine clips to 0
+    own = dict(fuse_convex(vec, kw, alpha=0.5, keyword_scale=24.0, vector_range=(0.5, 0.6)))
+    assert own["a"] == pytest.approx(0.5) and own["b"] == pytest.approx(0.0)
+
+
+def test_each_note_keeps_the_centroid_of_its_chunks(searcher):
+    hits = searcher.search("tomato", k=40, mode="keyword")
+    one = next(h for h in hits if h.chunk.path.endswith("inline.md"))  # a note of one chunk
+    centroid = searcher.index.note_centroids([one.chunk.id])[one.chunk.id]
+    own = searcher.embedder.embed_documents([one.chunk.embed_text()])[0]
+    assert float(centroid @ own) > 0.9999  # one chunk: the centroid is that chunk's vector
+    assert np.linalg.norm(centroid) == pytest.approx(1.0, abs=1e-5)
+
+
+def test_note_evidence_is_added_to_each_chunks_cosine(searcher):
+    from ragcli.retrieve import Fusion
+
+    query = "how do I get back into my account"
+    qvec = searcher.embedder.embed_queries([query])[0]
+    searcher.fusion = Fusion(note_weight=0.7)
+    try:
+        hits = searcher.search(query, k=8, mode="vector")
+        centroids = searcher.index.note_centroids([h.chunk.id for h in hits])
+        for hit in hits:
+            own = searcher.embedder.embed_documents([hit.chunk.embed_text()])[0]
+            assert hit.vector_score == pytest.approx(float(own @ qvec), abs=1e-3)  # the chunk's own cosine
+            assert hit.score == pytest.approx(hit.vector_score + 0.7 * float(centroids[hit.chunk.id] @ qvec),
+                                              abs=1e-3)
+        assert all(a.score >= b.score for a, b in zip(hits, hits[1:]))
+        searcher.fusion = Fusion(note_weight=0.0)
+        plain = searcher.search(query, k=8, mode="vector")
+        assert all(h.score == pytest.approx(h.vector_score) for h in plain)
+    finally:
+        searcher.fusion = Fusion()
+
+
+def test_note_centroids_follow_edits_and_deletions(tmp_path, models_dir):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "kettle.md").write_text("# Kettle\n\nDescale the kettle with vinegar once a month.\n\n## More\n\n"
+                                     "Rinse twice afterwards.\n")
+    (notes / "bike.md").write_text("# Bike\n\nPump the tyres to the pressure printed on the sidewall.\n")
+    config = load_config(env={"RAG_HOME": str(tmp_path / "home"), "RAG_MODELS_DIR": str(models_dir)})
+    index(config, [notes])
+    s = Searcher(config)
+    try:
+        kettle = [h.chunk for h in s.search("kettle", k=5, mode="keyword") if h.chunk.path.endswith("kettle.md")]
+        bike = s.search("tyres sidewall", k=1, mode="keyword")[0].chunk.id
+        before = s.index.note_centroids([c.id for c in kettle] + [bike])
+        assert set(before) == {*(c.id for c in kettle), bike}
+        assert len(kettle) == 2 and np.array_equal(before[kettle[0].id], before[kettle[1].id])
+        mean = s.embedder.embed_documents([c.embed_text() for c in kettle]).mean(axis=0)
+        assert float(before[kettle[0].id] @ (mean / np.linalg.norm(mean))) > 0.9999
+        (notes / "kettle.md").write_text("# Kettle\n\nA kettle boils water for tea in about two minutes.\n\n"
+                                         "## More\n\nRinse twice afterwards.\n")
+        (notes / "bike.md").unlink()
+        index(config, [notes])
+        rinse = s.search("rinse twice afterwards", k=1, mode="keyword")[0].chunk.id
+        after = s.index.note_centroids([rinse, bike])
+        assert bike not in after  # the deleted note's centroid went with it
+        assert float(after[rinse] @ before[kettle[0].id]) < 0.99  # a new opening paragraph moved it
+    finally:
+        s.close()
+
+
+@needs_corpora
+def test_paraphrased_questions_find_their_note_on_the_help_vault(help_vault_env):
+    """Issue 13: questions in the user's words, not the note's (bench/questions/paraphrase.jsonl)."""
+    import json
+
+    from ragcli.retrieve import Fusion
+    from conftest import ROOT, VAULT
+
+    before = Fusion(full_keyword_cover=0.0, note_weight=0.0)
+    questions = [json.loads(line) for line in (ROOT / "bench" / "questions" / "paraphrase.jsonl").read_text().splitlines()]
+    s = Searcher(load_config(env=help_vault_env))
+    found = {"before": 0, "after": 0}
+    try:
+        for q in questions:
+            wanted = {str(VAULT / p) for p in [q["path"], *q["also"]]}
+            for name, fusion in (("before", before), ("after", Fusion())):
+                s.fusion = fusion
+                top: list[str] = []
+                for hit in s.search(q["question"], k=50, mode="hybrid"):
+                    if hit.chunk.path not in top:
+                        top.append(hit.chunk.path)
+                found[name] += bool(wanted.intersection(top[:5]))
+    finally:
+        s.close()
+    assert found["after"] >= 0.85 * len(questions), found
+    assert found["after"] >= found["before"] + 5, found

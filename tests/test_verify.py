@@ -195,6 +195,22 @@ def test_missing_cached_vector_means_the_file_is_embedded_again(case):
     assert index_state(home) == state
 
 
+def test_missing_note_centroid_is_found_and_restored_from_the_cache(case):
+    notes, home, state = case
+    db = sqlite3.connect(home / "index" / "manifest.sqlite")
+    path, centroid = db.execute("SELECT path, centroid FROM notes ORDER BY path LIMIT 1").fetchone()
+    db.close()
+    sql(home, "DELETE FROM notes WHERE path = (SELECT min(path) FROM notes)")
+    code, report = verify_json(home)
+    assert code == 8 and any(p["kind"] == "note-centroid-missing" and p["path"] == path for p in report["problems"])
+    code, fixed = verify_json(home, "--repair")
+    assert code == 0 and fixed["ok"], fixed
+    db = sqlite3.connect(home / "index" / "manifest.sqlite")
+    assert db.execute("SELECT centroid FROM notes WHERE path = ?", (path,)).fetchone()[0] == centroid
+    db.close()
+    assert index_state(home) == state
+
+
 def test_corrupt_manifest_is_set_aside_and_the_roots_indexed_again(case):
     notes, home, state = case
     manifest = home / "index" / "manifest.sqlite"

@@ -21,9 +21,20 @@ class Embedder(Protocol):
     model_id: str  # stable id of the model, part of the index fingerprint
     dim: int
     max_tokens: int  # the most word pieces a chunk may have (without special tokens)
+    query_prefix: str  # put before each query ("" for MiniLM)
+    document_prefix: str  # put before each chunk that is indexed ("" for MiniLM)
+    settings: dict[str, str]  # pooling and prefixes that differ from the model's own (fingerprinted)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """(n, dim) float32, L2-normalised rows."""
+        """(n, dim) float32, L2-normalised rows, of the texts as they are."""
+        ...
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Like ``embed``, with the query prefix: what search uses."""
+        ...
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        """Like ``embed``, with the document prefix: what indexing uses."""
         ...
 
     def count_tokens(self, text: str) -> int:
@@ -62,6 +73,15 @@ def model_id_for(path: Path, name: str) -> str:
     return f"{name}@{_digests[key][:12]}"
 
 
+def vector_space(embedder: Embedder) -> str:
+    """What a cached chunk vector is keyed by besides its text: the model, and the pooling
+    and document prefix when they differ from the model's own (so a --rebuild with other
+    settings never reuses a vector made the old way). The model id alone otherwise, which
+    keeps the vectors cached before these settings existed."""
+    shaping = {k: v for k, v in sorted(embedder.settings.items()) if k != "query_prefix"}
+    return embedder.model_id + "".join(f"|{k}={v}" for k, v in shaping.items())
+
+
 def make_embedder(config: Config, progress: ProgressFn | None = None) -> Embedder:
     """The embedder the configuration asks for: a server when embed_url is set (embed_model
     then names the server's model), else the built-in MiniLM unless embed_model is set."""
@@ -83,4 +103,7 @@ def make_embedder(config: Config, progress: ProgressFn | None = None) -> Embedde
         n_threads=config.n_threads,
         n_gpu_layers=config.n_gpu_layers,
         max_tokens=MINILM_MAX_TOKENS if builtin else None,
+        pooling=config.embed_pooling,
+        query_prefix=config.embed_query_prefix,
+        document_prefix=config.embed_document_prefix,
     )

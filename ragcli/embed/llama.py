@@ -20,6 +20,7 @@ box (figures in its docstring); what mattered, biggest first:
 
 from __future__ import annotations
 
+import ctypes
 import queue
 import threading
 from collections.abc import Sequence
@@ -34,6 +35,9 @@ MINILM_MAX_TOKENS = 254
 # Tokens per llama_decode call: several chunks share one batch (see module docstring).
 DEFAULT_BATCH_TOKENS = 512
 _MAX_SEQS = 64  # sequences per batch; llama.cpp's limit is LLAMA_MAX_SEQ (256)
+# How a sentence vector is pooled from the token vectors (llama.cpp's llama_pooling_type).
+POOLINGS = {"mean": 1, "cls": 2, "last": 3}  # LLAMA_POOLING_TYPE_{MEAN,CLS,LAST}
+_POOLING_NAMES = {0: "none", 1: "mean", 2: "cls", 3: "last", 4: "rank"}
 
 
 
@@ -58,13 +62,14 @@ def _llama():
 class _Worker:
     """One llama.cpp context (and its batch) on the shared model; used by one thread at a time."""
 
-    def __init__(self, lc, model, path: Path, batch_tokens: int, n_threads: int, flash_attn: bool):
+    def __init__(self, lc, model, path: Path, batch_tokens: int, n_threads: int, flash_attn: bool,
+                 pooling: int):
         self.lc, self.path = lc, path
         self.dim = int(lc.llama_model_n_embd(model))
-        self.ctx = self._new_context(model, batch_tokens, n_threads, flash_attn)
+        self.ctx = self._new_context(model, batch_tokens, n_threads, flash_attn, pooling)
         self.batch = lc.llama_batch_init(batch_tokens, 0, _MAX_SEQS)
 
-    def _new_context(self, model, batch_tokens: int, n_threads: int, flash_attn: bool):
+    def _new_context(self, model, batch_tokens: int, n_threads: int, flash_attn: bool, pooling: int):
         lc = self.lc
         params = lc.llama_context_default_params()
         params.n_ctx = batch_tokens  # a multiple of _MAX_SEQS (llama.cpp splits it per seq)
@@ -72,7 +77,7 @@ class _Worker:
         params.n_seq_max = _MAX_SEQS
         params.n_threads = params.n_threads_batch = n_threads
         params.embeddings = True
-        params.pooling_type = lc.LLAMA_POOLING_TYPE_UNSPECIFIED  # the GGUF says (MiniLM: mean)
+        params.pooling_type = pooling  # UNSPECIFIED: what the GGUF says (MiniLM: mean)
         # Flash attention: 1.6x faster on CPU here, and it skips masked (cross-sequence) pairs.
         params.flash_attn_type = 1 if flash_attn else 0  # LLAMA_FLASH_ATTN_TYPE_{ENABLED,DISABLED}
         ctx = lc.llama_init_from_model(model, params)
@@ -132,18 +137,32 @@ def _split_threads(n_threads: int, workers: int | None) -> tuple[int, int]:
 
 
 class LlamaEmbedder:
-    """A GGUF embedding model (pooled, e.g. MiniLM's mean) run through llama.cpp's C API."""
+    """A GGUF embedding model (pooled, e.g. MiniLM's mean) run through llama.cpp's C API.
+
+    Models trained with instructions want one prefix on queries and another on documents
+    (nomic-embed: ``search_query: `` / ``search_document: ``; bge: a query instruction and
+    none on documents): ``embed_queries`` and ``embed_documents`` add them, ``embed`` adds
+    nothing. ``pooling`` ("mean", "cls", "last"; "" = what the GGUF says) picks how token
+    vectors become one vector. ``settings`` lists those that differ from the model's own
+    defaults: they shape the vectors, so they are part of the index fingerprint.
+    """
 
     def __init__(self, path: Path, model_id: str, n_threads: int, n_gpu_layers: int = 0,
                  batch_tokens: int = DEFAULT_BATCH_TOKENS, max_tokens: int | None = None,
-                 flash_attn: bool = True, workers: int | None = None):
+                 flash_attn: bool = True, workers: int | None = None, pooling: str = "",
+                 query_prefix: str = "", document_prefix: str = ""):
         lc = _llama()
         self._lc = lc
         self.path = Path(path)
         self.model_id = model_id
+        self.query_prefix, self.document_prefix = query_prefix, document_prefix
+        if pooling and pooling not in POOLINGS:
+            raise ModelError(f"unknown pooling {pooling!r} for {self.path}",
+                             hint=f"Use one of: {', '.join(POOLINGS)} (or leave it empty for the model's own).")
         self._workers: list[_Worker] = []
         self._pool = None
         self._model = self._load_model(n_gpu_layers)
+        self.model_pooling = self._own_pooling()
         self._vocab = lc.llama_model_get_vocab(self._model)
         self.dim = int(lc.llama_model_n_embd(self._model))
         window = int(lc.llama_model_n_ctx_train(self._model)) or batch_tokens
@@ -153,8 +172,12 @@ class LlamaEmbedder:
         on_gpu = n_gpu_layers != 0 and bool(lc.llama_supports_gpu_offload())
         n_workers, threads_each = _split_threads(n_threads, 1 if on_gpu else workers)
         for _ in range(n_workers):
-            self._workers.append(_Worker(lc, self._model, self.path, self._batch_tokens,
-                                         threads_each, flash_attn))
+            self._workers.append(_Worker(lc, self._model, self.path, self._batch_tokens, threads_each,
+                                         flash_attn, POOLINGS.get(pooling, lc.LLAMA_POOLING_TYPE_UNSPECIFIED)))
+        # The pooling the contexts really use (llama.cpp resolves "unspecified" from the GGUF).
+        self.pooling = _POOLING_NAMES.get(int(lc.llama_pooling_type(self._workers[0].ctx)), pooling)
+        if self.model_pooling == "unspecified" and not pooling:
+            self.model_pooling = self.pooling
         self._idle: queue.SimpleQueue[_Worker] = queue.SimpleQueue()
         for worker in self._workers:
             self._idle.put(worker)
@@ -172,6 +195,23 @@ class LlamaEmbedder:
             raise ModelError(f"llama.cpp could not load {self.path}",
                              hint="Check that it is an embedding model in GGUF format.")
         return model
+
+    def _meta(self, key: str) -> str | None:
+        buf = ctypes.create_string_buffer(128)
+        n = self._lc.llama_model_meta_val_str(self._model, key.encode(), buf, len(buf))
+        return buf.value.decode("utf-8", "replace") if n >= 0 else None
+
+    def _own_pooling(self) -> str:
+        """The pooling the GGUF asks for ("mean" for MiniLM), as a name."""
+        raw = self._meta(f"{self._meta('general.architecture')}.pooling_type")
+        return _POOLING_NAMES.get(int(raw), raw) if raw and raw.lstrip("-").isdigit() else "unspecified"
+
+    @property
+    def settings(self) -> dict[str, str]:
+        """What shapes the vectors besides the weights, where it differs from the model's own."""
+        own = {"pooling": self.model_pooling, "query_prefix": "", "document_prefix": ""}
+        mine = {"pooling": self.pooling, "query_prefix": self.query_prefix, "document_prefix": self.document_prefix}
+        return {k: v for k, v in mine.items() if v != own[k]}
 
     def _special_tokens(self) -> tuple[list[int], list[int]]:
         # What the model's tokenizer adds around a text (BERT: [CLS] ... [SEP]), added by
@@ -223,7 +263,16 @@ class LlamaEmbedder:
         return [*self._prefix, *self.tokenize(text)[: self.max_tokens], *self._suffix]
 
     # -- embedding ------------------------------------------------------------------------
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors of search queries (with the model's query prefix)."""
+        return self.embed([self.query_prefix + t for t in texts] if self.query_prefix else texts)
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors of the chunks to index (with the model's document prefix)."""
+        return self.embed([self.document_prefix + t for t in texts] if self.document_prefix else texts)
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors of ``texts`` as they are (no prefix)."""
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out

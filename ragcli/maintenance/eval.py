@@ -173,6 +173,9 @@ def eval_config(config: Config, data: BeirData, folder: Path, cache_root: Path |
 
     settings = {"corpus": data.corpus_hash, "embed_model": config.embed_model, "tokens": config.chunk_tokens,
                 "overlap": config.chunk_overlap, "chunker": CHUNKER_VERSION, "eval": EVAL_VERSION}
+    # pooling and prefixes only when set, so the keys of indexes cached before them still hold
+    settings.update({k: v for k in ("embed_pooling", "embed_query_prefix", "embed_document_prefix")
+                     if (v := getattr(config, k))})
     key = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:16]
     name = "".join(c if c.isalnum() or c in "-_" else "_" for c in Path(folder).resolve().name)[:40]
     root = cache_root or eval_cache_root()
@@ -184,12 +187,15 @@ def build_eval_index(config: Config, data: BeirData, embedder, progress: Progres
     """Index every document (skipping those already there) through the same path as notes
     (``Indexer.add_documents``): each BEIR document is a "file" whose path is its ``_id``.
     Returns (docs, chunks, embedded)."""
-    from ..pipeline.indexing import IndexReport, Indexer
+    from ..pipeline.indexing import Indexer, IndexReport
     from ..store import FileRecord
     from ..types import Document, Section
 
     with Indexer(config, role="eval", progress=progress) as indexer:
         indexer.session.use_embedder(embedder)
+        # An index built with other settings (another conversion of the model, an older
+        # version of what the index holds) starts over; the vector cache survives that.
+        indexer.embedder(start_over_on_mismatch=True)
         known = {path: rec.hash for path, rec in indexer.idx.files().items()}
         report = IndexReport(roots=[str(data.corpus_hash[:16])])
         stale = [p for p in known if p not in data.corpus]
@@ -205,8 +211,7 @@ def build_eval_index(config: Config, data: BeirData, embedder, progress: Progres
                             title=title, indexed_at=now),
                  Document(path=doc_id, title=title, sections=[Section((), text, 1, 1)]))
                 for doc_id, title, text, digest in todo)
-        # A throwaway index built by another conversion of the model starts over.
-        indexer.add_documents(docs, report, total=len(todo), start_over_on_mismatch=True)
+        indexer.add_documents(docs, report, total=len(todo))
         indexer.idx.prune()
         files, chunks = indexer.idx.counts()
     return files, chunks, report.embedded

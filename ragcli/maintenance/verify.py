@@ -27,8 +27,17 @@ from ..config import Config
 from ..errors import LockedError, NoIndexError
 from ..progress import ProgressFn, say
 from ..store import LOCK_NAME, index_exists
-from ..store.check import (CACHE_MISSING, INTERRUPTED, KEYWORD_INDEX, MANIFEST_CORRUPT, ORPHAN_CHUNKS,
-                           VECTOR_KINDS, Inspection, Problem)
+from ..store.check import (
+    CACHE_MISSING,
+    CENTROID_MISSING,
+    INTERRUPTED,
+    KEYWORD_INDEX,
+    MANIFEST_CORRUPT,
+    ORPHAN_CHUNKS,
+    VECTOR_KINDS,
+    Inspection,
+    Problem,
+)
 from ..store.lock import WriteLock
 
 # Problems with the files on disk (the store's own kinds are in ``store.check``).
@@ -194,6 +203,8 @@ def _repair_in_place(config: Config, report: VerifyReport, progress: ProgressFn 
                 actions.append("rebuilt the vector store from the manifest's vector cache and swapped it in")
             if lost:
                 actions.append(f"{len(lost)} file(s) had vectors missing from the cache: re-indexing them")
+        if CENTROID_MISSING in kinds:
+            actions.append(f"computed {idx.fill_centroids()} note centroid(s) from the vector cache")
         missing = sorted({p.path for p in report.problems if p.kind == FILE_MISSING})
         if missing:
             idx.remove(missing)

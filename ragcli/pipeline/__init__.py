@@ -2,7 +2,7 @@
 chunk -> embed -> store) and ``answer`` (retrieve -> gate -> prompt -> generate -> check),
 plus the ``Session`` that owns what they load and ``ChatSession`` for conversations."""
 
-from .indexing import IndexReport, Indexer, index, remembered_roots
+from .indexing import Indexer, IndexReport, index, remembered_roots
 from .session import Session
 
 __all__ = ["IndexReport", "Indexer", "Session", "index", "remembered_roots"]

@@ -21,10 +21,20 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..config import Config
+from ..embed import vector_space
 from ..errors import IndexMismatchError, UsageError
 from ..ingest.chunk import chunk_document, chunker_settings
-from ..progress import ProgressFn, report as report_progress
-from ..store import FileRecord, FileUpdate, Fingerprint, StoredChunk, content_hash, vector_key
+from ..progress import ProgressFn
+from ..progress import report as report_progress
+from ..store import (
+    FileRecord,
+    FileUpdate,
+    Fingerprint,
+    StoredChunk,
+    content_hash,
+    vector_key,
+)
+from ..store.notes import unit_mean
 from ..types import Document, FileFailure
 from .session import Session
 
@@ -101,7 +111,8 @@ class Indexer:
         """The embedder, with the index's fingerprint checked (or adopted) on first use."""
         embedder = self.session.embedder
         if not self._fingerprint_checked or rebuild:
-            wanted = Fingerprint(embedder.model_id, int(embedder.dim), chunker_settings(self.config))
+            wanted = Fingerprint(embedder.model_id, int(embedder.dim), chunker_settings(self.config),
+                                 embedder.settings)
             try:
                 self.idx.adopt_fingerprint(wanted, rebuild=rebuild)
             except IndexMismatchError:
@@ -129,6 +140,8 @@ class Indexer:
             self.embedder(rebuild=True)
         else:
             self.idx.check_chunker(chunker_settings(self.config))
+            if _embedding_settings_in_play(self.config, self.idx.fingerprint()):
+                self.embedder()  # pooling or prefixes set (or recorded): checked even with nothing to do
         self._sync_files(roots, report, scope)
         report.seconds = round(time.monotonic() - started, 3)
         return report
@@ -210,7 +223,7 @@ class Indexer:
 
         A ``None`` item stands for a document that could not be read (counted, nothing written).
         """
-        pending: list[tuple[FileRecord, list[StoredChunk]]] = []
+        pending: list[_Pending] = []
         pending_chunks = done = 0
         chunks_seen = 0
         for item in docs:
@@ -218,11 +231,11 @@ class Indexer:
             path = ""
             if item is not None:
                 embedder = self.embedder(start_over_on_mismatch=start_over_on_mismatch)
-                stored = self._chunk(item[1], embedder)
-                pending.append((item[0], stored))
-                pending_chunks += len(stored)
-                chunks_seen += len(stored)
-                path = f"{item[0].path} ({len(stored)} chunks)"
+                entry = self._chunk(item[0], item[1], embedder)
+                pending.append(entry)
+                pending_chunks += len(entry.chunks)
+                chunks_seen += len(entry.chunks)
+                path = f"{item[0].path} ({len(entry.chunks)} chunks)"
             report_progress(self.progress, "Indexing", done, total, note=f"{chunks_seen} chunks", item=path)
             if pending_chunks >= FLUSH_CHUNKS or len(pending) >= FLUSH_FILES:
                 self._flush(pending, report)
@@ -234,28 +247,26 @@ class Indexer:
         report.chunks_removed += self.idx.remove(list(paths))
         report.files_removed += len(paths)
 
-    def _chunk(self, doc: Document, embedder) -> list[StoredChunk]:
-        budget = min(self.config.chunk_tokens, embedder.max_tokens)
+    def _chunk(self, record: FileRecord, doc: Document, embedder) -> _Pending:
+        # The document prefix is embedded with every chunk: it takes its share of the window.
+        prefix = embedder.count_tokens(embedder.document_prefix) if embedder.document_prefix else 0
+        budget = min(self.config.chunk_tokens, embedder.max_tokens - prefix)
         chunks = chunk_document(doc, embedder.count_tokens, budget, self.config.chunk_overlap)
         aliases = " ".join(doc.aliases)
-        return [StoredChunk(c, vector_key(embedder.model_id, c.embed_text()), aliases) for c in chunks]
+        space = vector_space(embedder)
+        return _Pending(record, [StoredChunk(c, vector_key(space, c.embed_text()), aliases) for c in chunks])
 
-    def _flush(self, pending: list[tuple[FileRecord, list[StoredChunk]]], report: IndexReport) -> None:
+    def _flush(self, pending: list[_Pending], report: IndexReport) -> None:
         """Embed what the cache lacks, then write the batch of files in one transaction."""
         self.session.check_cancelled()
         embedder = self.embedder()
-        keys = [s.vec_key for _rec, stored in pending for s in stored]
-        cached = self.idx.cached_vectors(keys)
-        texts: dict[str, str] = {}
-        for _rec, stored in pending:
-            for s in stored:
-                if s.vec_key not in cached:
-                    texts.setdefault(s.vec_key, s.chunk.embed_text())
+        texts = {s.vec_key: s.chunk.embed_text() for entry in pending for s in entry.chunks}
+        cached = self.idx.cached_vectors(list(texts))
+        items = [(k, t) for k, t in texts.items() if k not in cached]
         fresh: dict = {}
-        items = list(texts.items())
         for start in range(0, len(items), FLUSH_CHUNKS):
             part = items[start:start + FLUSH_CHUNKS]
-            got = dict(zip((k for k, _t in part), embedder.embed([t for _k, t in part])))
+            got = dict(zip((k for k, _t in part), embedder.embed_documents([t for _k, t in part])))
             if len(items) > FLUSH_CHUNKS:
                 # A big file embeds over several slices: each is cached and committed (harmless on
                 # its own, step 1 of the write protocol), so a run killed half-way through keeps
@@ -264,12 +275,26 @@ class Indexer:
                 self.session.check_cancelled()
             fresh.update(got)
         report.embedded += len(fresh)
-        updates = [FileUpdate(rec, stored, {s.vec_key: fresh[s.vec_key] for s in stored if s.vec_key in fresh})
-                   for rec, stored in pending]
+        updates = []
+        for entry in pending:
+            vectors = [fresh[s.vec_key] if s.vec_key in fresh else cached[s.vec_key] for s in entry.chunks]
+            update = FileUpdate(entry.record, entry.chunks, {s.vec_key: fresh[s.vec_key] for s in entry.chunks
+                                                             if s.vec_key in fresh})
+            if vectors:  # where the note's chunks lie as a whole: retrieval's note-level evidence
+                update.centroid = unit_mean(vectors)
+            updates.append(update)
         added, removed = self.idx.apply(updates)
         report.chunks_added += added
         report.chunks_removed += removed
         report.files_indexed += len(pending)
+
+
+@dataclass
+class _Pending:
+    """A document chunked and waiting for its batch to be embedded and written."""
+
+    record: FileRecord
+    chunks: list[StoredChunk]
 
 
 def index(config: Config, paths: Sequence[Path] | None = None, rebuild: bool = False,
@@ -277,6 +302,11 @@ def index(config: Config, paths: Sequence[Path] | None = None, rebuild: bool = F
     """Build or update the index for ``paths`` (default: the remembered roots)."""
     with Indexer(config, role=role, progress=progress) as indexer:
         return indexer.run(paths, rebuild=rebuild)
+
+
+def _embedding_settings_in_play(config: Config, fingerprint: dict | None) -> bool:
+    configured = config.embed_pooling or config.embed_query_prefix or config.embed_document_prefix
+    return bool(fingerprint) and bool(configured or fingerprint.get("embedding"))
 
 
 def remembered_roots(config: Config) -> list[str]:

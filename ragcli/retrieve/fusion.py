@@ -12,6 +12,11 @@ import re
 
 RRF_K = 60
 ALPHA = 0.5  # weight of the vector side in the convex fusion; 1 - ALPHA for keywords
+# Both tuned on the dev halves only (bench/bench_paraphrase.py odd ids, SciFact's first 100
+# queries), where a broad plateau (note weight 0.3-0.5, full-keyword coverage 0.5) neither
+# lost on SciFact nor gained less on the paraphrases.
+NOTE_WEIGHT = 0.5  # the note's centroid cosine added to a chunk's cosine (Searcher._with_notes)
+FULL_KEYWORD_COVER = 0.5  # keywords weigh fully once their best match covers this much of the query
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -47,19 +52,35 @@ def _minmax(scores: dict[str, float]) -> dict[str, float]:
 
 
 def fuse_convex(vec: dict[str, float], kw: dict[str, float], alpha: float = ALPHA,
-                keyword_scale: float | None = None) -> list[tuple[str, float]]:
+                keyword_scale: float | None = None, full_cover: float = 0.0,
+                vector_range: tuple[float, float] | None = None) -> list[tuple[str, float]]:
     """alpha * normalised cosine + (1 - alpha) * normalised bm25, over the union of candidates.
 
-    Cosines are min-max normalised over the pool; bm25 too, or divided by ``keyword_scale``
-    (the bm25 of an average chunk holding every query term once) when given, so a chunk matching one common word of a
-    long query is not stretched to 1. A candidate missing from one side scores 0 there.
+    Cosines are min-max normalised over the pool, or over ``vector_range`` (the lowest and
+    highest cosine of the vector side's own candidates; lower ones clip to 0) so that
+    candidates only the keyword side found do not stretch the scale. bm25 is min-max
+    normalised too, or divided by ``keyword_scale`` (the bm25 of an average chunk holding
+    every query term once) when given, so a chunk matching one common word of a long query
+    is not stretched to 1. ``full_cover`` (> 0) weighs the keyword side by how much of the
+    query its best match covers (that normalised bm25, 0..1): full weight from ``full_cover``
+    up, less below it in proportion. A question worded like the notes keeps the keyword
+    weight; one worded otherwise (its best match shares a word or two by chance) leans on
+    the vectors. A candidate missing from one side scores 0 there.
     """
-    v = _minmax(vec)
+    if vector_range is not None:
+        low, high = vector_range
+        span = max(high - low, 1e-9)
+        v = {c: min(max((s - low) / span, 0.0), 1.0) for c, s in vec.items()}
+    else:
+        v = _minmax(vec)
     if keyword_scale:
         b = {c: min(max(s, 0.0) / keyword_scale, 1.0) for c, s in kw.items()}
     else:
         b = _minmax(kw)
-    scores = {c: alpha * v.get(c, 0.0) + (1.0 - alpha) * b.get(c, 0.0) for c in set(v) | set(b)}
+    beta = 1.0 - alpha
+    if full_cover > 0:
+        beta *= min(max(b.values(), default=0.0) / full_cover, 1.0)
+    scores = {c: (1.0 - beta) * v.get(c, 0.0) + beta * b.get(c, 0.0) for c in set(v) | set(b)}
     return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
 
 

@@ -9,9 +9,15 @@ Hybrid search, in three steps:
    gets its exact cosine (from the manifest's vector cache), one only the vector side
    found gets its exact bm25 (0 when it matches no query term). Fusion then compares
    like with like instead of treating "not in the other top n" as "irrelevant";
-3. fusion: a convex combination of the two scores, each min-max normalised over the
-   candidate pool of this query (Bruch et al., "An Analysis of Fusion Functions for
-   Hybrid Retrieval", 2023: convex combination beats RRF and needs one parameter).
+3. note evidence: each candidate's cosine gets ``note_weight`` times the query's cosine
+   with its note's centroid (the mean of the note's chunk vectors), so a passage worded
+   unlike the question still ranks when its note as a whole is about what was asked;
+4. fusion: a convex combination of the two scores, each normalised over the candidate
+   pool of this query (Bruch et al., "An Analysis of Fusion Functions for Hybrid
+   Retrieval", 2023: convex combination beats RRF and needs one parameter). The keyword
+   side's weight shrinks when its best match covers less than ``full_keyword_cover`` of
+   the query: a question in the user's own words shares a word or two with many notes by
+   chance, and those matches should not outvote the vectors.
 
 ``fuse_rrf`` (plain reciprocal rank fusion) stays for comparison (``bench/bench_eval.py``).
 """
@@ -27,7 +33,7 @@ from ..config import Config
 from ..errors import UsageError
 from ..store import Index
 from ..types import Hit
-from .fusion import ALPHA, fts_query, fuse_convex, fuse_rrf
+from .fusion import ALPHA, FULL_KEYWORD_COVER, NOTE_WEIGHT, fts_query, fuse_convex, fuse_rrf
 
 MODES = ("hybrid", "vector", "keyword")
 CANDIDATES = 50  # per side, before fusion
@@ -53,6 +59,14 @@ class Fusion:
     # "minmax" over the pool, or "ideal": bm25 / the bm25 of a chunk of average length that
     # holds every query term once (= the sum of the terms' idf, as FTS5's bm25 has k1 = 1.2)
     keyword_scale: str = "ideal"
+    # cosines min-max normalised over the whole "pool", or the vector side's "own" candidates
+    vector_scale: str = "pool"
+    # the keyword side's weight shrinks when its best match covers less of the query than
+    # this (normalised bm25); 0 = a fixed weight
+    full_keyword_cover: float = FULL_KEYWORD_COVER
+    # note-level evidence: this times the query's cosine with the centroid of the chunk's
+    # note is added to the chunk's cosine; 0 = chunks alone
+    note_weight: float = NOTE_WEIGHT
 
 
 class Searcher:
@@ -74,7 +88,7 @@ class Searcher:
             from ..embed import make_embedder
 
             embedder = make_embedder(self.config)
-            self.index.check_model(embedder.model_id, embedder.dim)
+            self.index.check_model(embedder.model_id, embedder.dim, embedder.settings)
             self._embedder = embedder
         return self._embedder
 
@@ -91,27 +105,44 @@ class Searcher:
         paths = self._allowed_paths(filters)
         if paths is not None and not paths:
             return []
-        qvec = self.embedder.embed([query])[0] if mode != "keyword" else None
+        qvec = self.embedder.embed_queries([query])[0] if mode != "keyword" else None
         match = fts_query(query)
         vec = self.index.vector_search(qvec, n, paths) if qvec is not None else []
         kw = self.index.keyword_search(match, n, paths) if mode != "vector" and match else []
         vec_scores, kw_scores = dict(vec), dict(kw)
-        if mode == "hybrid":
-            if self.fusion.complete:
-                vec_scores.update(self.cosines(qvec, [c for c in kw_scores if c not in vec_scores]))
-                missing = [c for c in vec_scores if c not in kw_scores]
-                found = dict(self.index.keyword_search(match, len(missing), None, ids=missing)) if match and missing else {}
-                kw_scores.update({c: found.get(c, 0.0) for c in missing})
-            if self.fusion.method == "rrf":
-                ranked = fuse_rrf(vec, kw)
-            else:
-                scale = None
-                if self.fusion.keyword_scale == "ideal" and match:
-                    scale = sum(self.index.keyword_idf(match.split(" OR ")))
-                ranked = fuse_convex(vec_scores, kw_scores, self.fusion.alpha, scale)
+        f = self.fusion
+        if mode == "hybrid" and f.complete:
+            vec_scores.update(self.cosines(qvec, [c for c in kw_scores if c not in vec_scores]))
+            missing = [c for c in vec_scores if c not in kw_scores]
+            found = dict(self.index.keyword_search(match, len(missing), None, ids=missing)) if match and missing else {}
+            kw_scores.update({c: found.get(c, 0.0) for c in missing})
+        evidence = self._with_notes(qvec, vec_scores) if qvec is not None else vec_scores
+        if mode == "hybrid" and f.method == "rrf":
+            ranked = fuse_rrf(vec, kw)
+        elif mode == "hybrid":
+            scale = sum(self.index.keyword_idf(match.split(" OR "))) if f.keyword_scale == "ideal" and match else None
+            own = [evidence[c] for c, _ in vec if c in evidence]
+            span = (min(own), max(own)) if f.vector_scale == "own" and own else None
+            ranked = fuse_convex(evidence, kw_scores, f.alpha, scale, f.full_keyword_cover, span)
+        elif mode == "vector":
+            ranked = sorted(evidence.items(), key=lambda item: (-item[1], item[0]))
         else:
-            ranked = vec or kw
+            ranked = kw
         return self._hits(ranked[:k], vec_scores, kw_scores)
+
+    def _with_notes(self, qvec: np.ndarray, cosines: dict[str, float]) -> dict[str, float]:
+        """Each candidate's cosine plus its note's evidence: the query's cosine with the
+        centroid of the note's chunks, times ``note_weight``. A passage worded unlike the
+        question still ranks when its note as a whole is about what was asked, and of two
+        equal passages the one in the note about the subject wins. A note without a centroid
+        (an index built before them) counts its chunk's own cosine instead."""
+        weight = self.fusion.note_weight
+        if not cosines or not weight:
+            return cosines
+        centroids = self.index.note_centroids(list(cosines))
+        q = np.asarray(qvec, dtype=np.float32)
+        return {cid: cos + weight * (float(centroids[cid] @ q) if cid in centroids else cos)
+                for cid, cos in cosines.items()}
 
     def cosines(self, qvec: np.ndarray, ids: Sequence[str]) -> dict[str, float]:
         """Exact cosine of the query with chunks, from the manifest's vector cache."""

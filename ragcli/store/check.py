@@ -24,9 +24,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..config import Config
-from .paths import CHROMA_NAME, MANIFEST_NAME
-from .manifest import FTS_ROWS
 from ..errors import StoreError
+from .manifest import FTS_ROWS
+from .notes import CENTROIDS_META
+from .paths import CHROMA_NAME, MANIFEST_NAME
 from .recovery import forget_chroma_clients, vectors_open_in_child
 from .remote import describe, remote_collection
 from .sync import same_vector
@@ -45,6 +46,7 @@ VECTORS_EXTRA = "vectors-extra"  # Chroma ids the manifest does not have
 VECTORS_PATH = "vector-path"  # a Chroma id filed under another path
 VECTORS_STALE = "vector-stale"  # a Chroma vector differs from the cached one
 COUNTS = "counts"
+CENTROID_MISSING = "note-centroid-missing"  # a note with chunks and no centroid (derived from the cache)
 
 # Problems that rebuilding the vector store from the manifest's cache fixes.
 VECTOR_KINDS = frozenset({INTERRUPTED, STORE_MISSING, STORE_BROKEN, VECTORS_MISSING, VECTORS_EXTRA,
@@ -165,6 +167,13 @@ def _check_chunk_rows(db: sqlite3.Connection, dim: int, problems: list[Problem])
     for path, n in rows:
         problems.append(Problem(CACHE_MISSING, path, f"{n} chunk(s) have no cached vector "
                                 "(the file must be embedded again)"))
+    if not db.execute("SELECT 1 FROM meta WHERE key = ? AND value = '1'", (CENTROIDS_META,)).fetchone():
+        return  # built before notes had centroids: its next writer fills them from the cache
+    rows = db.execute("SELECT DISTINCT c.path FROM chunks c LEFT JOIN notes n ON n.path = c.path"
+                      " WHERE n.path IS NULL OR length(n.centroid) != ? ORDER BY c.path", (dim * 4,))
+    for (path,) in rows:
+        problems.append(Problem(CENTROID_MISSING, path, "the note's centroid is missing "
+                                "(--repair computes it again from the cached vectors)"))
 
 
 def _check_keywords(db: sqlite3.Connection, problems: list[Problem]) -> None:

@@ -1,4 +1,5 @@
-"""What built the index: the embedding model (id and dimension) and the chunker settings.
+"""What built the index: the embedding model (id and dimension), how it was used (pooling
+and prefixes, when they differ from the model's own) and the chunker settings.
 
 The index records it on first write and every later run is checked against it, so vectors
 of two models or two chunkings are never mixed: a mismatch is explained, with the fix.
@@ -6,7 +7,7 @@ of two models or two chunkings are never mixed: a mismatch is explained, with th
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..errors import IndexMismatchError
 
@@ -16,9 +17,15 @@ class Fingerprint:
     embedding_model: str  # the embedder's model_id (name@hash of the weights)
     dim: int
     chunker: dict  # chunker version and settings (``ingest.chunk.chunker_settings``)
+    # pooling / query_prefix / document_prefix that differ from the model's own (``Embedder.settings``);
+    # recorded only when there are some, so indexes built before it was recorded still match
+    embedding: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
-        return {"embedding_model": self.embedding_model, "dim": int(self.dim), "chunker": self.chunker}
+        data = {"embedding_model": self.embedding_model, "dim": int(self.dim), "chunker": self.chunker}
+        if self.embedding:
+            data["embedding"] = dict(self.embedding)
+        return data
 
 
 def describe_mismatch(have: dict, wanted: dict) -> str:
@@ -37,10 +44,13 @@ def mismatch_error(have: dict, wanted: dict) -> IndexMismatchError:
     return IndexMismatchError(describe_mismatch(have, wanted))
 
 
-def check_model(have: dict | None, model_id: str, dim: int) -> None:
-    """Raise when an index built by another embedding model would be searched with this one."""
+def check_model(have: dict | None, model_id: str, dim: int, settings: dict | None = None) -> None:
+    """Raise when an index built by another embedding model (or the same one pooled or
+    prefixed otherwise) would be searched with this one."""
     if have is None:
         return
-    want = {"embedding_model": model_id, "dim": int(dim)}
-    if have.get("embedding_model") != want["embedding_model"] or have.get("dim") != want["dim"]:
-        raise mismatch_error({k: have.get(k) for k in want}, want)
+    want = {"embedding_model": model_id, "dim": int(dim), "embedding": dict(settings or {})}
+    got = {"embedding_model": have.get("embedding_model"), "dim": have.get("dim"),
+           "embedding": have.get("embedding", {})}
+    if got != want:
+        raise mismatch_error(got, want)

@@ -31,9 +31,11 @@ import numpy as np
 from ..config import Config, ensure_private_dir
 from ..errors import NoIndexError, StoreError
 from ..types import Chunk
+from . import keywords
 from .fingerprint import Fingerprint, check_model, mismatch_error
 from .lock import WriteLock
 from .manifest import FileRecord, Manifest, StoredChunk
+from .notes import CENTROIDS_META, fill_missing_centroids, note_centroids
 from .paths import CHROMA_NAME, LOCK_NAME, MANIFEST_NAME
 from .recovery import forget_chroma_clients
 from .remote import META_KEY, catch_up, new_collection_name, remote_collection
@@ -47,6 +49,7 @@ class FileUpdate:
     record: FileRecord
     chunks: list[StoredChunk]
     vectors: dict[str, np.ndarray] = field(default_factory=dict)  # vec_key -> vector
+    centroid: np.ndarray | None = None  # the mean of the chunks' vectors, unit length
 
 
 @dataclass
@@ -99,6 +102,8 @@ class Index(Repairs):
             index = cls(config, Manifest(config.index_dir / MANIFEST_NAME), lock)
             if not index._m.get_meta(META_KEY):  # name this index's collection on a Chroma server
                 index._m.set_meta(META_KEY, new_collection_name(index.counts()[1] > 0, config))
+            if index._m.get_meta(CENTROIDS_META) != "1" and index._dim():
+                fill_missing_centroids(index._m.db, index._dim())  # an index from before centroids
             index.recover()
             if config.chroma_url:
                 index.vectors  # noqa: B018 - opening a server's collection catches it up
@@ -137,6 +142,7 @@ class Index(Repairs):
             if rebuild and have is not None:
                 self.wipe()
             self._m.set_json("fingerprint", wanted.as_dict())
+            self._m.set_meta(CENTROIDS_META, "1")  # every note written from now on gets one
             return
         if have != wanted.as_dict():
             raise mismatch_error(have, wanted.as_dict())
@@ -147,9 +153,9 @@ class Index(Repairs):
         if have and have.get("chunker") != chunker:
             raise mismatch_error({"chunker": have.get("chunker")}, {"chunker": chunker})
 
-    def check_model(self, model_id: str, dim: int) -> None:
+    def check_model(self, model_id: str, dim: int, settings: dict | None = None) -> None:
         """A reader's check that its embedder is the one the index was built with."""
-        check_model(self.fingerprint(), model_id, dim)
+        check_model(self.fingerprint(), model_id, dim, settings)
 
     def _dim(self) -> int:
         return int((self.fingerprint() or {}).get("dim", 0))
@@ -256,7 +262,7 @@ class Index(Repairs):
             if to_delete:
                 self.vectors.delete(to_delete)
             for u in updates:
-                m.replace_file(u.record, u.chunks)
+                m.replace_file(u.record, u.chunks, u.centroid)
             for path in removals:
                 m.remove_file(path)
             m.set_meta("vectors_dirty", "0", commit=False)
@@ -291,10 +297,10 @@ class Index(Repairs):
     def keyword_search(self, match: str, limit: int, paths: Sequence[str] | None = None,
                        ids: Sequence[str] | None = None) -> list[tuple[str, float]]:
         """(chunk id, bm25 with higher = better) for an FTS5 MATCH expression."""
-        return self._m.keyword_search(match, limit, paths, ids=ids)
+        return keywords.keyword_search(self._m.db, match, limit, paths, ids=ids)
 
     def keyword_idf(self, terms: Sequence[str]) -> list[float]:
-        return self._m.keyword_idf(terms)
+        return keywords.keyword_idf(self._m.db, terms)
 
     def vector_search(self, vector: np.ndarray, k: int,
                       paths: Sequence[str] | None = None) -> list[tuple[str, float]]:
@@ -311,12 +317,16 @@ class Index(Repairs):
         q = np.asarray(vector, dtype=np.float32)
         return {cid: float(vectors[key] @ q) for cid, key in keys.items() if key in vectors}
 
+    def note_centroids(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """chunk id -> the centroid of its note's chunk vectors, where known."""
+        return note_centroids(self._m.db, ids, self._dim())
+
     def chunks(self, ids: Sequence[str]) -> dict[str, Chunk]:
         return self._m.chunks_by_ids(ids)
 
     def filter_paths(self, path_glob: str | None = None, tag: str | None = None,
                      since: str | None = None, until: str | None = None) -> list[str]:
-        return self._m.filter_paths(path_glob, tag, since, until)
+        return keywords.filter_paths(self._m.db, path_glob, tag, since, until)
 
     # -- the vector side --------------------------------------------------------------------
     @property

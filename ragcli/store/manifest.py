@@ -68,6 +68,10 @@ CREATE TRIGGER IF NOT EXISTS chunks_ad AFTER DELETE ON chunks BEGIN
     VALUES ('delete', old.rowid, old.title || ' ' || old.aliases, old.heading, old.text);
 END;
 CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, vec BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS notes (      -- note-level evidence for retrieval
+    path TEXT PRIMARY KEY,
+    centroid BLOB NOT NULL               -- the mean of the note's chunk vectors (float32, unit length)
+);
 """
 
 # What the insert trigger puts in each FTS5 column (title carries the aliases, so the FTS5
@@ -201,9 +205,14 @@ class Manifest:
             result.setdefault(path, set()).add(cid)
         return result
 
-    def replace_file(self, record: FileRecord, chunks: Sequence[StoredChunk]) -> None:
-        """Swap a file's chunks for new ones (inside the caller's transaction)."""
+    def replace_file(self, record: FileRecord, chunks: Sequence[StoredChunk],
+                     centroid: np.ndarray | None = None) -> None:
+        """Swap a file's chunks (and its centroid) for new ones (inside the caller's transaction)."""
         self.db.execute("DELETE FROM chunks WHERE path = ?", (record.path,))
+        self.db.execute("DELETE FROM notes WHERE path = ?", (record.path,))
+        if centroid is not None:
+            self.db.execute("INSERT INTO notes(path, centroid) VALUES (?, ?)",
+                            (record.path, np.asarray(centroid, dtype=np.float32).tobytes()))
         self.db.executemany(
             "INSERT INTO chunks(id, path, ordinal, title, aliases, heading, text, line_start, line_end,"
             " page, vec_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -218,6 +227,7 @@ class Manifest:
 
     def remove_file(self, path: str) -> None:
         self.db.execute("DELETE FROM chunks WHERE path = ?", (path,))
+        self.db.execute("DELETE FROM notes WHERE path = ?", (path,))
         self.db.execute("DELETE FROM files WHERE path = ?", (path,))
 
     def commit_write(self) -> None:
@@ -292,6 +302,7 @@ class Manifest:
         self.db.commit()
 
     def drop_orphan_chunks(self) -> int:
+        self.db.execute("DELETE FROM notes WHERE path NOT IN (SELECT path FROM files)")
         cur = self.db.execute("DELETE FROM chunks WHERE path NOT IN (SELECT path FROM files)")
         self.db.commit()
         return cur.rowcount
@@ -300,77 +311,9 @@ class Manifest:
         """Forget every file and chunk (for --rebuild); keeps the vector cache."""
         self.db.execute("DELETE FROM chunks")
         self.db.execute("DELETE FROM files")
+        self.db.execute("DELETE FROM notes")
         self.db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('delete-all')")  # no rows left
         self.db.commit()
-
-    # -- keyword search ---------------------------------------------------------------------
-    def keyword_search(self, match: str, limit: int, paths: Sequence[str] | None = None,
-                       weights: tuple[float, float, float] = (3.0, 2.0, 1.0),
-                       ids: Sequence[str] | None = None) -> list[tuple[str, float]]:
-        """(chunk id, bm25 score with higher = better) for an FTS5 MATCH expression.
-
-        ``paths`` limits the search to those files, ``ids`` to those chunks (hybrid search
-        asks for the exact bm25 of candidates the vector side found). Title (with aliases)
-        weighs 3, the heading path 2, the text 1: a term in a note's name says more about
-        what the note is about than the same term in passing.
-
-        The path and id lists go in as JSON (``json_each``), not through temp tables: writing
-        a temp table opens a transaction that a reader never commits, and a long-lived reader
-        (chat, the watcher's socket) would then see the index as it was at that moment forever.
-        """
-        params: list = [*weights, match]
-        where = ""
-        for column, values in (("path", paths), ("id", ids)):
-            if values is not None:
-                if not values:
-                    return []
-                where += f" AND c.{column} IN (SELECT value FROM json_each(?))"
-                params.append(json.dumps(list(values)))
-        sql = (f"SELECT c.id, bm25(chunks_fts, ?, ?, ?) AS s FROM chunks_fts JOIN chunks c"
-               f" ON c.rowid = chunks_fts.rowid WHERE chunks_fts MATCH ?{where} ORDER BY s LIMIT ?")
-        try:
-            rows = self.db.execute(sql, (*params, limit)).fetchall()
-        except sqlite3.OperationalError:
-            return []  # a query FTS5 cannot parse finds nothing rather than failing the search
-        return [(cid, -score) for cid, score in rows]
-
-    def keyword_idf(self, terms: Sequence[str]) -> list[float]:
-        """FTS5's bm25 idf of each term (a quoted FTS5 string), over all chunks.
-
-        ``log((N - n + 0.5) / (n + 0.5))`` floored at 1e-6, as FTS5 computes it, so a
-        query's best possible bm25 is about ``(k1 + 1) * sum(idf)`` (k1 = 1.2).
-        """
-        import math
-
-        total = self.db.execute("SELECT count(*) FROM chunks").fetchone()[0]
-        result = []
-        for term in terms:
-            try:
-                n = self.db.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (term,)).fetchone()[0]
-            except sqlite3.OperationalError:
-                n = 0
-            result.append(max(math.log((total - n + 0.5) / (n + 0.5)), 1e-6))
-        return result
-
-    def filter_paths(self, path_glob: str | None = None, tag: str | None = None,
-                     since: str | None = None, until: str | None = None) -> list[str]:
-        """Paths matching the filters: glob on the path, a tag, a date range (note date or mtime)."""
-        clauses, params = [], []
-        if path_glob:
-            clauses.append("(path GLOB ? OR path GLOB ?)")
-            params += [path_glob, f"*{path_glob}" if not path_glob.startswith(("/", "*")) else path_glob]
-        if tag:
-            clauses.append("tags LIKE ?")
-            params.append(f"%|{tag.lower().lstrip('#')}|%")
-        date_expr = "COALESCE(date, date(mtime_ns / 1000000000, 'unixepoch'))"
-        if since:
-            clauses.append(f"{date_expr} >= ?")
-            params.append(since)
-        if until:
-            clauses.append(f"{date_expr} <= ?")
-            params.append(until)
-        where = (" WHERE " + " AND ".join(clauses)) if clauses else ""
-        return [r[0] for r in self.db.execute(f"SELECT path FROM files{where}", params)]
 
 
 def _tags_column(tags: Iterable[str]) -> str:

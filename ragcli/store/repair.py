@@ -7,9 +7,15 @@ write protocol's guarantees are restored, not where everyday writes happen.
 
 from __future__ import annotations
 
-
+from .notes import fill_missing_centroids
 from .paths import CHROMA_NAME
-from .recovery import forget_chroma_clients, move_aside, rebuild_folder, remove_leftovers, vectors_open_in_child
+from .recovery import (
+    forget_chroma_clients,
+    move_aside,
+    rebuild_folder,
+    remove_leftovers,
+    vectors_open_in_child,
+)
 
 
 class Repairs:
@@ -67,3 +73,7 @@ class Repairs:
     def drop_orphan_chunks(self) -> int:
         """Chunk rows of files the manifest does not list; returns how many were dropped."""
         return self._m.drop_orphan_chunks()
+
+    def fill_centroids(self) -> int:
+        """Compute the missing note centroids from the vector cache; returns how many."""
+        return fill_missing_centroids(self._m.db, self._dim())

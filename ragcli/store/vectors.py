@@ -84,9 +84,10 @@ class ChromaStore:
     @classmethod
     def remote(cls, url: str, name: str = COLLECTION) -> "ChromaStore":
         _quiet_chroma()
+        from urllib.parse import urlparse
+
         import chromadb
         from chromadb.config import Settings
-        from urllib.parse import urlparse
 
         parsed = urlparse(url if "://" in url else f"http://{url}")
         try:

@@ -1,0 +1,64 @@
+"""Note-level vectors for retrieval: the centroid of each note's chunk vectors.
+
+The centroid is derived data (the mean of cached chunk vectors), so an index built before
+notes had centroids is upgraded in place by its next writer (``fill_missing_centroids``),
+from the vector cache, with no re-embedding and no rebuild."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+
+import numpy as np
+
+
+def note_centroids(db: sqlite3.Connection, ids: Sequence[str], dim: int) -> dict[str, np.ndarray]:
+    """chunk id -> the centroid of its note, for the chunks whose note has one. An index
+    built before notes had centroids (no table) has none, and search goes on without."""
+    result: dict[str, np.ndarray] = {}
+    by_path: dict[str, np.ndarray | None] = {}
+    ids = list(ids)
+    for start in range(0, len(ids), 500):
+        part = ids[start:start + 500]
+        try:
+            rows = db.execute("SELECT c.id, c.path, n.centroid FROM chunks c JOIN notes n ON n.path = c.path"
+                              f" WHERE c.id IN ({','.join('?' * len(part))})", part).fetchall()
+        except sqlite3.OperationalError:
+            return {}
+        for cid, path, blob in rows:
+            if path not in by_path:
+                vec = np.frombuffer(blob, dtype=np.float32)
+                by_path[path] = vec if vec.shape[0] == dim else None
+            if by_path[path] is not None:
+                result[cid] = by_path[path]
+    return result
+
+
+CENTROIDS_META = "note_centroids"  # "1" once every note with chunks has its centroid
+
+
+def fill_missing_centroids(db: sqlite3.Connection, dim: int) -> int:
+    """Compute the centroid of every note that has chunks and no centroid, from the vector
+    cache (a note with an uncached vector is left to the cache repair). Commits; returns how
+    many notes were filled. Cheap when run again: it only reads what is missing."""
+    missing = [p for (p,) in db.execute(
+        "SELECT DISTINCT c.path FROM chunks c LEFT JOIN notes n ON n.path = c.path WHERE n.path IS NULL")]
+    filled = 0
+    for path in missing:
+        rows = db.execute("SELECT v.vec FROM chunks c LEFT JOIN vectors v ON v.key = c.vec_key"
+                          " WHERE c.path = ?", (path,)).fetchall()
+        vectors = [np.frombuffer(blob, dtype=np.float32) for (blob,) in rows if blob is not None]
+        if not vectors or len(vectors) != len(rows) or any(v.shape[0] != dim for v in vectors):
+            continue
+        db.execute("INSERT OR REPLACE INTO notes(path, centroid) VALUES (?, ?)",
+                   (path, unit_mean(vectors).tobytes()))
+        filled += 1
+    db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, '1')", (CENTROIDS_META,))
+    db.commit()
+    return filled
+
+
+def unit_mean(vectors) -> np.ndarray:
+    """The mean of the vectors, scaled to unit length (float32)."""
+    centroid = np.mean(np.asarray(vectors, dtype=np.float32), axis=0)
+    return (centroid / max(float(np.linalg.norm(centroid)), 1e-12)).astype(np.float32)
