@@ -6,7 +6,9 @@ reference answer and the facts it must carry, over the Obsidian help vault and
 and scores three answers from each run:
 - quotes:    the evidence alone (``rag ask --quotes``): the quotes' text;
 - generated: what the model wrote from those quotes, unchecked;
-- checked:   what the user reads: the sentences that passed the checks (or the quotes).
+- checked:   the answer paragraph: the sentences that passed the checks (or the quotes);
+- shown:     everything `rag ask` prints above its sources: the numbered quotes, then the
+             checked answer (the quotes are part of the answer: they come first, on purpose).
 Baseline: the top search hit's text alone, for recall.
 
 Figures (plain word overlap, as in the issue; content words, lower-cased, crude stems):
@@ -97,7 +99,8 @@ def score(row: dict, result, top_hit_text: str) -> dict:
                            if q.n in set(result.cited)) or source_text
     quote_answer = " ".join(q.text for q in quotes)
     answers = {"quotes": (quote_answer, source_text), "generated": (result.generated or "", source_text),
-               "checked": (result.text if result.covered else "", cited_text)}
+               "checked": (result.text if result.covered else "", cited_text),
+               "shown": ((quote_answer + " " + result.text) if result.covered else "", source_text)}
     ref = words(row["reference"])
     out = {"covered": result.covered, "baseline_recall": share(ref, words(top_hit_text)) if row["answerable"] else None}
     for mode, (text, sources) in answers.items():
@@ -218,7 +221,7 @@ def summarize(run: dict) -> list[dict]:
     times_q = sorted(r["first_quote_s"] for r in res if r["first_quote_s"] is not None)
     times_t = sorted(r["first_token_s"] for r in res if r["first_token_s"] is not None)
     rows = []
-    for mode in ("quotes", "generated", "checked"):
+    for mode in ("quotes", "generated", "checked", "shown"):
         rows.append({
             "model": run["model"], "mode": mode,
             "support": mean(r[mode]["support"] for r in covered),

@@ -150,6 +150,7 @@ class Answer:
     quoted_fallback: bool = False  # no generated sentence held: the answer is the best quotes
     checked: bool = True  # every sentence shown passed the checks (False: quotes only, no generation)
     notices: list[str] = field(default_factory=list)  # e.g. the preferred model could not be used
+    stopped: str = ""  # why generation was cut short by the checks ("" = it ran to its end)
 
     def to_json(self) -> dict[str, Any]:
         return {"question": self.question, "answer": self.text,
@@ -161,4 +162,4 @@ class Answer:
                 "citations_attributed": self.attributed,
                 "quotes": [q.to_json() for q in self.quotes], "dropped": self.dropped,
                 "generated": self.generated, "quoted_fallback": self.quoted_fallback, "checked": self.checked,
-                "retrieval_query": self.retrieval_query, "notices": self.notices}
+                "retrieval_query": self.retrieval_query, "notices": self.notices, "stopped": self.stopped}

@@ -147,6 +147,40 @@ def test_sentence_gate_holds_each_sentence_until_checked():
     assert [v.reason for v in gate.dropped] and "85 °C" in gate.dropped[0].missing
 
 
+def test_sentence_gate_stops_reading_a_model_that_loops_or_strays():
+    quote = {1: "Steam whole milk to 60 °C; above 70 °C it tastes cooked."}
+    check = lambda s: check_sentence(s, quote, "milk temperature")  # noqa: E731
+    looping = SentenceGate(check, None)
+    looping.feed("Steam whole milk to 60 °C [1]. Steam the milk to 60 °C [1]. Above 70 °C it tastes ")
+    assert looping.enough and looping.finish() == "Steam whole milk to 60 °C [1]."
+    assert looping.dropped[0].reason == "repeats what the answer already said"
+    stray = SentenceGate(check, None)
+    stray.feed("It boils at 85 °C. Oat milk foams at 55 °C. Cream splits at 90 °C. Above 70 °C it tastes cooked [1]. ")
+    assert "in a row" in stray.enough and stray.finish() == ""  # the fourth is never read
+    assert len(stray.dropped) == 3
+
+
+def test_a_callback_that_has_enough_ends_generation_early(example_vault_env):
+    from ragcli.generate.base import Enough
+
+    generator = make_generator(load_config())
+    pieces: list[str] = []
+
+    def on_token(piece: str) -> None:
+        pieces.append(piece)
+        if len(pieces) == 3:
+            raise Enough
+
+    try:
+        messages = [{"role": "user", "content": "Write a long story about a garden."}]
+        gen = generator.generate(messages, max_tokens=200, temperature=0.0, on_token=on_token)
+        again = generator.generate(messages, max_tokens=200, temperature=0.0)
+    finally:
+        generator.close()
+    assert gen.finish_reason == "enough" and len(pieces) == 3 and gen.text == "".join(pieces)
+    assert again.text.startswith(gen.text) and len(again.text) > len(gen.text)  # the model is fine after
+
+
 # -- end to end ---------------------------------------------------------------------------------
 
 

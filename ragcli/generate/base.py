@@ -15,6 +15,11 @@ from typing import Protocol
 Message = dict[str, str]
 OnToken = Callable[[str], None]
 
+
+class Enough(Exception):
+    """Raised by an ``on_token`` callback: the caller has what it needs (or has seen the
+    model go astray), so generation ends here instead of running to ``max_tokens``."""
+
 # A small model tends to echo the prompt's layout ("Question: ...") and to loop. Stopping at
 # the echo and a mild repeat penalty fix most of it (6 vault questions, SmolLM2-135M: loops
 # 1/6 -> 0/6, answers citing a source 2/6 -> 4/6 with 1.2; 1.1 gave 2/6).
@@ -69,15 +74,19 @@ class Collector:
         self.start = time.perf_counter()
         self.first: float | None = None
         self.parts: list[str] = []
+        self.stopped = False  # the callback said Enough: the backend stops reading
 
     def add(self, piece: str) -> None:
-        if not piece:
+        if not piece or self.stopped:
             return
         if self.first is None:
             self.first = time.perf_counter() - self.start
         self.parts.append(piece)
         if self.on_token is not None:
-            self.on_token(piece)
+            try:
+                self.on_token(piece)
+            except Enough:
+                self.stopped = True
 
     @property
     def text(self) -> str:

@@ -21,6 +21,11 @@ from dataclasses import dataclass, field
 from ..words import query_terms
 
 MIN_SUPPORT = 0.6  # share of a sentence's content words found in its evidence
+# When to stop reading the model: the prompt asks for a few short sentences, and a small model
+# that has failed several checks in a row, or repeats itself, is looping or off track; what
+# follows would be dropped too, at the cost of the user's wait.
+MAX_KEPT = 4
+MAX_FAILED_RUN = 3
 
 CITATION = re.compile(r"\s*\[(\d{1,3})\]")
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?(?:\s?(?:%|°[CF]?|[a-zA-Z]{1,4}\b))?")
@@ -144,16 +149,21 @@ class SentenceGate:
     """Wraps a token stream: holds text back until a sentence is complete, checks it, and
     passes on only sentences that hold. ``verdicts`` keeps every decision."""
 
-    def __init__(self, check: Callable[[str], Verdict], on_text: Callable[[str], None] | None):
+    def __init__(self, check: Callable[[str], Verdict], on_text: Callable[[str], None] | None,
+                 max_kept: int = MAX_KEPT, max_failed_run: int = MAX_FAILED_RUN):
         self.check = check
         self.on_text = on_text
         self.buffer = ""
         self.verdicts: list[Verdict] = []
         self.kept: list[str] = []
+        self.max_kept, self.max_failed_run = max_kept, max_failed_run
+        self._said: set[str] = set()  # content words of the kept sentences
+        self._failed_run = 0
+        self.enough = ""  # why the rest of the generation is not worth reading ("" = go on)
 
     def feed(self, piece: str) -> None:
         self.buffer += piece
-        while True:
+        while not self.enough:
             m = _SENTENCE.search(self.buffer)
             if m is None:
                 return
@@ -161,7 +171,8 @@ class SentenceGate:
             self._decide(sentence)
 
     def finish(self) -> str:
-        self._decide(self.buffer)
+        if not self.enough:  # after a stop, the buffer holds a sentence cut in the middle
+            self._decide(self.buffer)
         self.buffer = ""
         return " ".join(self.kept)
 
@@ -170,8 +181,19 @@ class SentenceGate:
         if not sentence or not re.search(r"\w", CITATION.sub("", sentence)):
             return
         verdict = self.check(sentence)
+        words = query_terms(verdict.text) - FREE_WORDS
+        if verdict.ok and self.kept and words <= self._said:
+            verdict = Verdict(verdict.sentence, verdict.text, verdict.cited, False,
+                              "repeats what the answer already said", [], verdict.support)
+            self.enough = "the model repeats itself"
         self.verdicts.append(verdict)
+        self._failed_run = 0 if verdict.ok else self._failed_run + 1
+        if self._failed_run >= self.max_failed_run:
+            self.enough = f"{self._failed_run} sentences in a row failed their check"
         if verdict.ok:
+            self._said |= words
+            if len(self.kept) + 1 >= self.max_kept:
+                self.enough = f"{self.max_kept} sentences: a short answer is complete"
             shown = _with_citations(verdict)
             if self.on_text is not None:
                 self.on_text(("" if not self.kept else " ") + shown)

@@ -139,6 +139,10 @@ class LlamaGenerator:
                 choice = chunk["choices"][0]
                 out.add(choice.get("delta", {}).get("content") or "")
                 finish = choice.get("finish_reason") or finish
+                if out.stopped:
+                    stream.close()  # llama.cpp stops decoding; the KV cache keeps what was done
+                    finish = "enough"
+                    break
         except ValueError as exc:  # llama-cpp-python's overlong-prompt error, as a last line
             raise ModelError(f"generation failed: {exc}",
                              hint="Raise the context with --ctx, or lower -k.") from None

@@ -88,6 +88,9 @@ class OpenAIGenerator:
                 for choice in data.get("choices") or []:
                     out.add((choice.get("delta") or {}).get("content") or "")
                     finish = choice.get("finish_reason") or finish
+                if out.stopped:
+                    finish = "enough"  # closing the connection ends the server's generation
+                    break
         except (OSError, http.client.HTTPException) as exc:
             raise ModelError(f"the generation server dropped the answer: {exc}") from None
         finally:

@@ -22,6 +22,7 @@ from typing import Any
 
 from ..config import Config
 from ..generate import Generator, OnToken
+from ..generate.base import Enough
 from ..generate.check import SentenceGate, check_sentence, plain_quotes_answer
 from ..generate.prompt import fit_quotes
 from ..retrieve.evidence import select_quotes
@@ -114,8 +115,14 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
 
     evidence = {q.n: _evidence_text(q) for q in quotes}
     gate = SentenceGate(lambda s: check_sentence(s, evidence, asked, _attributor(quotes)), show)
+
+    def feed(piece: str) -> None:
+        gate.feed(piece)
+        if gate.enough:
+            raise Enough  # the rest would be cut or dropped: do not make the user wait for it
+
     gen = generator.generate(prompt.messages, max_tokens=prompt.max_tokens,
-                             temperature=config.temperature, on_token=gate.feed)
+                             temperature=config.temperature, on_token=feed)
     text = gate.finish()
     fallback = not text.strip()
     if fallback:
@@ -129,7 +136,7 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
                   prompt_tokens=gen.prompt_tokens, completion_tokens=gen.completion_tokens,
                   cited=cited, retrieval_query=query, quotes=quotes,
                   dropped=[v.to_json() for v in gate.dropped], generated=gen.text,
-                  quoted_fallback=fallback, notices=list(generator.notices))
+                  quoted_fallback=fallback, notices=list(generator.notices), stopped=gate.enough)
 
 
 def _source(q: Quote) -> Source:
