@@ -147,6 +147,20 @@ def test_sentence_gate_holds_each_sentence_until_checked():
     assert [v.reason for v in gate.dropped] and "85 °C" in gate.dropped[0].missing
 
 
+def test_a_claim_citing_the_wrong_quote_is_shown_citing_the_right_one():
+    quotes = {1: "Garden irrigation\nParts list\nPressure regulator set to 1.7 bar (25 psi).",
+              2: "Garden irrigation\nSchedule\nWater the beds for 40 minutes at dawn."}
+    q = "What pressure should the drip irrigation run at?"
+
+    def attribute(text):  # the quote sharing most words, as rag ask's attributor picks it
+        return [max(quotes, key=lambda n: len(set(text.lower().split()) & set(quotes[n].lower().split())))]
+
+    moved = check_sentence("The pressure regulator is set to 1.7 bar (Note 2).", quotes, q, attribute)
+    assert moved.ok and moved.cited == [1]
+    wrong = check_sentence("The pressure regulator is set to 2.5 bar [2].", quotes, q, attribute)
+    assert not wrong.ok and "2.5 bar" in wrong.missing  # in no quote: still dropped
+
+
 def test_sentence_gate_stops_reading_a_model_that_loops_or_strays():
     quote = {1: "Steam whole milk to 60 °C; above 70 °C it tastes cooked."}
     check = lambda s: check_sentence(s, quote, "milk temperature")  # noqa: E731

@@ -114,35 +114,49 @@ def content_support(text: str, evidence: str, free: set[str]) -> float:
     return len(words & have) / len(words)
 
 
-_LEAD = re.compile(r"^[\s*_#>•+-]*(?:\d{1,2}[.)]\s+|\(\d{1,2}\)\s+)?")
+# list bullets and numbers before a sentence; "**bold**" keeps its stars (a bullet has a space after)
+_LEAD = re.compile(r"^(?:\s|[*_#>•+-](?=\s))*(?:\d{1,2}[.)]\s+|\(\d{1,2}\)\s+)?")
+# the model's own ways of citing: "(Note 2)", "(source 1)", "[Quote 3]" mean [2], [1], [3]
+_SOURCE_REF = re.compile(r"[(\[]\s*(?:note|source|quote|passage)\s*#?(\d{1,3})\s*[)\]]", re.IGNORECASE)
 
 
 def check_sentence(sentence: str, quotes: dict[int, str], question: str = "",
                    attribute: Callable[[str], list[int]] | None = None) -> Verdict:
     """Test one sentence against the quotes it cites (``quotes``: number -> text with its
-    title and heading). ``attribute`` picks quotes for a sentence that cites none."""
+    title and heading). ``attribute`` picks quotes for a sentence that cites none, or that
+    cites the wrong one: a claim found in another quote is shown citing that quote, so the
+    citation the reader follows is always one that says it."""
+    sentence = _SOURCE_REF.sub(r"[\1]", sentence)
     cited = [int(n) for n in CITATION.findall(sentence)]
     text = _LEAD.sub("", CITATION.sub("", sentence)).strip()  # "2) ", "- ", "[1] " lead-ins
     text = re.sub(r"^\W+(?=\w)", "", text) if text[:1] in ":;,)" else text
     valid = [n for n in dict.fromkeys(cited) if n in quotes]
-    if not valid and attribute is not None:
-        valid = attribute(text)
-    if not valid:
+    others = attribute(text) if attribute is not None else []
+    if not valid and not others:
         return Verdict(sentence, text, [], False, "cites no source and matches none")
-    evidence = "\n".join(quotes[n] for n in valid)
+    verdict = _against(sentence, text, valid or others, quotes, question)
+    if not verdict.ok and valid and others and set(others) != set(valid):
+        second = _against(sentence, text, others, quotes, question)
+        if second.ok:
+            return second
+    return verdict
+
+
+def _against(sentence: str, text: str, numbers: list[int], quotes: dict[int, str], question: str) -> Verdict:
+    evidence = "\n".join(quotes[n] for n in numbers)
     facts = facts_of(text)
     missing = [f for f in facts if not fact_in(f, evidence)]
     asked = query_terms(question)
     support = content_support(text, evidence, asked)
     if not missing and not facts and not (query_terms(text) - FREE_WORDS - asked):
-        return Verdict(sentence, text, valid, False, "adds nothing to the question", [], support)
+        return Verdict(sentence, text, numbers, False, "adds nothing to the question", [], support)
     if missing:
-        return Verdict(sentence, text, valid, False, "states what its source does not: " + ", ".join(missing),
+        return Verdict(sentence, text, numbers, False, "states what its source does not: " + ", ".join(missing),
                        missing, support)
     if support < MIN_SUPPORT:
-        return Verdict(sentence, text, valid, False, f"mostly not in its source ({support:.0%} of its words)",
+        return Verdict(sentence, text, numbers, False, f"mostly not in its source ({support:.0%} of its words)",
                        [], support)
-    return Verdict(sentence, text, valid, True, "", [], support)
+    return Verdict(sentence, text, numbers, True, "", [], support)
 
 
 class SentenceGate:
