@@ -42,7 +42,9 @@ def test_join_is_checked_and_atomic(tmp_path):
     path = ensure_joined(model, tmp_path)
     assert path.stat().st_size == model.size
     assert hashlib.sha256(path.read_bytes()).hexdigest() == model.sha256
-    assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no temporary file left
+    # no temporary file left; the Apache-2.0 notice lies beside the weights
+    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name, path.name + ".NOTICE"]
+    assert "Apache License, Version 2.0" in (tmp_path / (path.name + ".NOTICE")).read_text()
     assert ensure_joined(model, tmp_path) == path  # already there: not joined again
 
 
@@ -75,15 +77,12 @@ def test_the_real_qwen_join_matches_its_pin(tmp_path):
     assert path.stat().st_size == QWEN_05B.size
 
 
-def test_rag_models_catalog_lists_pull_names_and_joined_models():
+def test_rag_models_catalog_lists_pull_names_and_joined_models(capsys):
     import json
 
-    from typer.testing import CliRunner
+    from ragcli.cli import main
 
-    from ragcli.app import app
-
-    result = CliRunner().invoke(app, ["models", "--catalog", "--json"])
-    assert result.exit_code == 0, result.output
-    rows = {r["name"]: r for r in json.loads(result.stdout)}
+    assert main(["models", "--catalog", "--json"]) == 0
+    rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
     assert {"qwen2.5-1.5b-instruct", "bge-small-en-v1.5", "qwen2.5-coder-1.5b-instruct"} <= set(rows)
     assert rows["qwen2.5-1.5b-instruct"]["sha256_pinned"] and rows["qwen2.5-1.5b-instruct"]["role"] == "llm"

