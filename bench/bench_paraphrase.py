@@ -4,6 +4,7 @@
     python bench/bench_paraphrase.py --home DIR       # use the vault index under DIR as it is
     python bench/bench_paraphrase.py --repeats 3      # time each question 3 times
     python bench/bench_paraphrase.py --latency 10     # warm p95, before vs shipped, interleaved
+    python bench/bench_paraphrase.py --only before --only spelling   # some variants only
 
 Question sets (``bench/questions``): ``paraphrase.jsonl`` (99 questions written in the
 user's words, avoiding the note's) and, as a check that matched wording still works, the
@@ -89,7 +90,7 @@ def vault_config(home: Path | None):
     return config
 
 
-BEFORE = Fusion(full_keyword_cover=0.0, note_weight=0.0)  # what issue 13 started from
+BEFORE = Fusion(full_keyword_cover=0.0, note_weight=0.0, respell=False)  # what issue 13 started from
 
 
 def variants() -> list[tuple[str, str, Fusion]]:
@@ -104,11 +105,12 @@ def variants() -> list[tuple[str, str, Fusion]]:
         ("hybrid: keyword weight by cover", "hybrid", replace(BEFORE, full_keyword_cover=0.5)),
         ("hybrid: note centroid 0.5", "hybrid", replace(BEFORE, note_weight=0.5)),
         ("vector: note centroid 0.5", "vector", Fusion()),
-        ("hybrid: cover + centroid *", "hybrid", Fusion()),
+        ("hybrid: cover + centroid", "hybrid", Fusion(respell=False)),
+        ("hybrid: + spelling-slip fallback *", "hybrid", Fusion()),
     ]
 
 
-def run(config, questions: dict[str, list[dict]], repeats: int) -> None:
+def run(config, questions: dict[str, list[dict]], repeats: int, only: list[str] | None = None) -> None:
     searcher = Searcher(config)
     files, chunks = searcher.index.counts()
     print(f"index {config.index_dir}: {files} files, {chunks} chunks; dev = odd ids "
@@ -122,6 +124,8 @@ def run(config, questions: dict[str, list[dict]], repeats: int) -> None:
     base_p95 = None
     try:
         for label, mode, fusion in variants():
+            if only and not any(word in label for word in only):
+                continue
             searcher.fusion = fusion
             figures: dict[str, tuple[float, float, float]] = {}
             times: list[float] = []
@@ -180,6 +184,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--home", type=Path, default=None, help="use the index under this data dir as it is")
     parser.add_argument("--repeats", type=int, default=1, help="times each paraphrase question is timed")
+    parser.add_argument("--only", action="append", metavar="TEXT",
+                        help="only the variants whose label holds TEXT (repeatable); the first one "
+                             "run is the latency baseline")
     parser.add_argument("--latency", type=int, default=0, metavar="N",
                         help="only warm query latency, before vs shipped, N rounds of the vault queries")
     args = parser.parse_args()
@@ -187,7 +194,7 @@ def main() -> None:
     if args.latency:
         latency(config, args.latency)
     else:
-        run(config, load_questions(), args.repeats)
+        run(config, load_questions(), args.repeats, args.only)
 
 
 if __name__ == "__main__":
