@@ -61,8 +61,8 @@ _VOCAB = "ragcli_vocab"  # a temp fts5vocab table over chunks_fts: one row per i
 
 
 def respell(db: sqlite3.Connection, terms: Sequence[str]) -> dict[str, str]:
-    """A spelling slip's fix: for each query word (5+ letters) that is in no chunk, the
-    indexed term nearest to it, when one is a letter away (two for 8+ letters).
+    """A spelling slip's fix: for each query word (6+ letters) that is in no chunk, the
+    indexed term nearest to it, when one is a letter away (two for 10+ letters).
 
     Indexed terms are porter stems ("synchron" for "synchronize"), so a word is compared
     with a stem through the word's first letters (its ending may be the suffix porter
@@ -74,11 +74,14 @@ def respell(db: sqlite3.Connection, terms: Sequence[str]) -> dict[str, str]:
     """
     fixes: dict[str, str] = {}
     for word in dict.fromkeys(terms):
-        if len(word) < 5 or not word.isalpha() or _in_some_chunk(db, word):
+        if len(word) < 6 or not word.isalpha() or _in_some_chunk(db, word):
             continue
-        limit = 2 if len(word) >= 8 else 1
+        limit = 2 if len(word) >= 10 else 1
+        letters = set(word)
         best: tuple[int, int, str] | None = None
         for term, docs in _vocab_near(db, word):
+            if len(set(term) - letters) > limit:  # cheap: more new letters than edits allowed
+                continue
             distance = _stem_distance(word, term, limit)
             if distance <= limit and (best is None or (distance, -docs) < best[:2]):
                 best = (distance, -docs, term)
