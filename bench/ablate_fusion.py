@@ -266,6 +266,8 @@ def main() -> None:
         ("shipped + neighbour chunks 0.25", dict(cover=0.5, note=0.5, nb=0.25)),
         ("shipped + neighbour chunks 0.5", dict(cover=0.5, note=0.5, nb=0.5)),
         ("shipped + keyword weight by cosine agreement 0.5", dict(cover=0.5, note=0.5, agree=0.5)),
+        ("shipped + keyword weight by cosine agreement 0.7", dict(cover=0.5, note=0.5, agree=0.7)),
+        ("shipped + keyword weight by cosine agreement 0.65", dict(cover=0.5, note=0.5, agree=0.65)),
         ("shipped + keyword weight by cosine agreement 0.8", dict(cover=0.5, note=0.5, agree=0.8)),
         ("shipped + cover 0.7 + agreement 0.5", dict(cover=0.7, note=0.5, agree=0.5)),
         *([("shipped, cover by idf share of terms 0.5", dict(cover=0.5, note=0.5, terms=True)),

@@ -8,7 +8,8 @@
 
 Question sets (``bench/questions``): ``paraphrase.jsonl`` (99 questions written in the
 user's words, avoiding the note's) and, as a check that matched wording still works, the
-answerable ``obsidian-help`` questions of ``answers.jsonl``. A question hits when its
+answerable ``obsidian-help`` questions of ``answers.jsonl``, and those again with one typing
+slip each ("slip": two letters of the longest word swapped). A question hits when its
 ``path`` or one of its ``also`` paths is among the first k *notes* (chunks are folded into
 their note, in rank order).
 
@@ -24,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import sys
 import tempfile
@@ -45,6 +47,7 @@ DEPTH = 50  # chunks asked for per question; notes are folded from them
 
 def load_questions() -> dict[str, list[dict]]:
     sets: dict[str, list[dict]] = {"para-dev": [], "para-test": [], "matched": []}
+    # + "slipped": the matched questions with one typing slip each (the spelling fallback)
     for line in (QUESTIONS / "paraphrase.jsonl").read_text(encoding="utf-8").splitlines():
         if line.strip():
             q = json.loads(line)
@@ -55,7 +58,19 @@ def load_questions() -> dict[str, list[dict]]:
             q = json.loads(line)
             if q.get("corpus") == "obsidian-help" and q.get("answerable"):
                 sets["matched"].append({"id": q["id"], "question": q["question"], "path": q["path"], "also": []})
+    sets["slipped"] = [{**q, "question": slip(q["question"])} for q in sets["matched"]]
     return sets
+
+
+def slip(text: str) -> str:
+    """The text with one typing slip: the two middle letters of its longest word (6+ letters)
+    swapped, as a fast typist does ("attachment" -> "attahcment"). Deterministic."""
+    words = re.findall(r"[A-Za-z]{6,}", text)
+    if not words:
+        return text
+    word = max(words, key=len)
+    i = len(word) // 2
+    return text.replace(word, word[: i - 1] + word[i] + word[i - 1] + word[i + 1:], 1)
 
 
 def note_ranking(hits, root: Path) -> list[str]:
@@ -117,7 +132,7 @@ def run(config, questions: dict[str, list[dict]], repeats: int, only: list[str] 
           f"({len(questions['para-dev'])}), test = even ids ({len(questions['para-test'])}), "
           f"matched = answers.jsonl ({len(questions['matched'])})")
     header = (f"{'variant':36s} | {'dev h@1':>7s} {'h@5':>5s} {'MRR':>5s} | {'test h@1':>8s} {'h@5':>5s} "
-              f"{'MRR':>5s} | {'all h@5':>7s} | {'matched h@5':>11s} {'MRR':>5s} | {'p50 ms':>6s} {'p95 ms':>6s}")
+              f"{'MRR':>5s} | {'all h@5':>7s} | {'matched h@5':>11s} {'MRR':>5s} | {'slip h@5':>8s} | {'p50 ms':>6s} {'p95 ms':>6s}")
     print(header)
     print("-" * len(header))
     searcher.search("warm up", k=10, mode="hybrid")
@@ -132,7 +147,7 @@ def run(config, questions: dict[str, list[dict]], repeats: int, only: list[str] 
             for name, qs in questions.items():
                 sums = [0.0, 0.0, 0.0]
                 for q in qs:
-                    for _ in range(repeats if name != "matched" else 1):
+                    for _ in range(repeats if name.startswith("para") else 1):
                         t0 = time.perf_counter()
                         hits = searcher.search(q["question"], k=DEPTH, mode=mode, candidates=DEPTH)
                         times.append((time.perf_counter() - t0) * 1000)
@@ -146,7 +161,8 @@ def run(config, questions: dict[str, list[dict]], repeats: int, only: list[str] 
             n_dev, n_test = len(questions["para-dev"]), len(questions["para-test"])
             all5 = (dev[1] * n_dev + test[1] * n_test) / (n_dev + n_test)
             print(f"{label:36s} | {dev[0]:7.3f} {dev[1]:5.3f} {dev[2]:5.3f} | {test[0]:8.3f} {test[1]:5.3f} "
-                  f"{test[2]:5.3f} | {all5:7.3f} | {matched[1]:11.3f} {matched[2]:5.3f} | {p50:6.1f} {p95:6.1f}",
+                  f"{test[2]:5.3f} | {all5:7.3f} | {matched[1]:11.3f} {matched[2]:5.3f} | {figures['slipped'][1]:8.3f} "
+                  f"| {p50:6.1f} {p95:6.1f}",
                   flush=True)
     finally:
         searcher.close()
