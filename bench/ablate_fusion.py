@@ -4,6 +4,7 @@ on SciFact, dev and test columns, in a minute from indexes already built.
     python bench/ablate_fusion.py vault --home DIR     # a vault index built by `rag index`
     python bench/ablate_fusion.py scifact              # the cached `rag eval` index of SciFact
     python bench/ablate_fusion.py scifact --about      # + the about-vector idea (embeds 5k texts)
+    python bench/ablate_fusion.py vault --terms        # + keyword weight by idf share of terms (slow)
 
 The live searcher (bench_paraphrase.py, bench_eval.py) measures what ships; this script
 re-implements the ranking in numpy over *every* chunk (exact cosines, bm25 from FTS5) so
@@ -60,6 +61,13 @@ class Corpus:
         np.add.at(centroid, self.note, self.M)
         self.centroid = centroid / np.linalg.norm(centroid, axis=1, keepdims=True)
         self.n_chunks = len(rows)
+        # each chunk's neighbours in its note (by ordinal): itself where it has none
+        order = sorted(range(len(rows)), key=lambda i: (rows[i][1], rows[i][5]))
+        self.prev = np.arange(len(rows))
+        self.next = np.arange(len(rows))
+        for a, b in zip(order, order[1:]):
+            if rows[a][1] == rows[b][1]:
+                self.next[a], self.prev[b] = b, a
 
     def bm25(self, match: str, weights=(3.0, 2.0, 1.0)) -> np.ndarray:
         out = np.zeros(self.n_chunks, np.float32)
@@ -102,12 +110,40 @@ def _phrases(text: str) -> str:
     return " OR ".join([fts_query(text), *pairs]) if words else fts_query(text)
 
 
+# Words that say how a question is asked, not what it is about (tried for issue 13: removed
+# from the keyword query before FTS5 sees it).
+FILLER = frozenset("""
+way ways want wants wanted need needs needed possible able something anything someone anyone
+somebody anybody thing things somehow somewhere anywhere just really please also like get gets
+got make makes lot lots kind sort else instead rather whether could should might may must
+shall let tell know
+""".split())
+
+
+def _filler_free(text: str) -> str:
+    words = [w for w in _WORD.findall(text.lower()) if (len(w) > 1 or w.isdigit()) and w not in STOPWORDS]
+    kept = [w for w in words if w not in FILLER]
+    return " OR ".join(f'"{w}"' for w in dict.fromkeys(kept or words)) if words else fts_query(text)
+
+
+def _prefixed(text: str) -> str:
+    match = fts_query(text)
+    return " OR ".join(f"{t}*" for t in match.split(" OR ")) if match else match  # "term"*
+
+
 def rank(c: Corpus, q: dict, *, mode="hybrid", n=50, alpha=0.5, note=0.0, about=0.0, cover=0.0, own=False,
-         gamma=0.0, gate=0.0, rrf=False, cos=None, bm=None) -> list[str]:
-    """Notes in rank order, the way Searcher ranks chunks (each note at its best chunk)."""
+         gamma=0.0, gate=0.0, rrf=False, cos=None, bm=None, nb=0.0, terms=False, agree=0.0) -> list[str]:
+    """Notes in rank order, the way Searcher ranks chunks (each note at its best chunk).
+    ``nb``: that times the better cosine of the chunk's two neighbours is added to its own;
+    ``terms``: the keyword weight follows the share of the query's idf that the best chunk
+    holds (distinct terms), not its normalised bm25; ``agree``: the keyword weight also
+    shrinks when the keyword side's best chunk is far from the query by cosine (its
+    normalised cosine below ``agree``)."""
     cos = q["cos"] if cos is None else cos
     bm = q["bm"] if bm is None else bm
     ev = cos + note * (c.centroid @ q["qvec"])[c.note] + (about * q["about"][c.note] if about else 0.0)
+    if nb:
+        ev = ev + nb * np.maximum(cos[c.prev], cos[c.next])
     vt = np.argpartition(-cos, n)[:n]
     nz = np.nonzero(bm)[0]
     kt = nz[np.argsort(-bm[nz])][:n]
@@ -127,8 +163,13 @@ def rank(c: Corpus, q: dict, *, mode="hybrid", n=50, alpha=0.5, note=0.0, about=
             v = np.clip((ev[pool] - lo) / max(hi - lo, 1e-9), 0, 1)
             b = np.minimum(np.maximum(bm[pool], 0) / q["idf"], 1.0) if q["idf"] else np.zeros(len(pool))
             beta = 1 - alpha
-            if cover:
+            if cover and terms:
+                share = q["share"][pool].max() if len(pool) else 0.0
+                beta *= min(share / cover, 1.0)
+            elif cover:
                 beta *= min(b.max() / cover, 1.0) if len(b) else 0.0
+            if agree and len(b):
+                beta *= min(v[int(np.argmax(b))] / agree, 1.0)
             if gate:
                 b = b * v ** gate
             s = (1 - beta) * v + beta * b
@@ -155,6 +196,8 @@ def main() -> None:
     parser.add_argument("corpus", choices=["vault", "scifact"])
     parser.add_argument("--home", type=Path, help="data dir of the vault index (vault)")
     parser.add_argument("--about", action="store_true", help="also embed an about-text per note and try it")
+    parser.add_argument("--terms", action="store_true",
+                        help="also the keyword weight by the idf share of distinct terms (one FTS5 query per term)")
     args = parser.parse_args()
     from ragcli.embed import make_embedder
 
@@ -176,6 +219,11 @@ def main() -> None:
         q["bm"], q["idf"] = c.bm25(q["match"]), c.idf_sum(q["match"])
         if about is not None:
             q["about"] = about @ vec
+        if args.terms:
+            held = np.zeros(c.n_chunks, np.float32)  # idf of the distinct query terms each chunk holds
+            for term in q["match"].split(" OR ") if q["match"] else []:
+                held += (c.bm25(term) > 0) * c.idf_sum(term)
+            q["share"] = held / q["idf"] if q["idf"] else held
     embedder.close()
 
     def prf(q, beta=0.3, k=3):
@@ -203,9 +251,36 @@ def main() -> None:
            ("hybrid about 0.3 + centroid 0.3 + cover 0.5", dict(about=0.3, note=0.3, cover=0.5))] if about is not None else []),
         ("vector note centroid 0.5", dict(mode="vector", note=0.5)),
         ("hybrid cover 0.5 + centroid 0.5 (shipped)", dict(cover=0.5, note=0.5)),
+        # issue 13, second round: each against the shipped row above
+        ("shipped + filler words out of the keyword query", dict(cover=0.5, note=0.5, bm="filler")),
+        ("shipped + prefix match (term*) for every term", dict(cover=0.5, note=0.5, bm="prefix")),
+        ("shipped, RRF k=60 instead of convex", dict(note=0.5, rrf=True)),
+        ("shipped, alpha 0.4", dict(cover=0.5, note=0.5, alpha=0.4)),
+        ("shipped, alpha 0.6", dict(cover=0.5, note=0.5, alpha=0.6)),
+        ("shipped, cover 0.7", dict(cover=0.7, note=0.5)),
+        ("shipped, cover 1.0", dict(cover=1.0, note=0.5)),
+        ("shipped, centroid 0.7", dict(cover=0.5, note=0.7)),
+        ("shipped, centroid 1.0", dict(cover=0.5, note=1.0)),
+        ("shipped, candidates n/2", dict(cover=0.5, note=0.5, n=n // 2)),
+        ("shipped, candidates 2n", dict(cover=0.5, note=0.5, n=n * 2)),
+        ("shipped + neighbour chunks 0.25", dict(cover=0.5, note=0.5, nb=0.25)),
+        ("shipped + neighbour chunks 0.5", dict(cover=0.5, note=0.5, nb=0.5)),
+        ("shipped + keyword weight by cosine agreement 0.5", dict(cover=0.5, note=0.5, agree=0.5)),
+        ("shipped + keyword weight by cosine agreement 0.7", dict(cover=0.5, note=0.5, agree=0.7)),
+        ("shipped + keyword weight by cosine agreement 0.65", dict(cover=0.5, note=0.5, agree=0.65)),
+        ("shipped + keyword weight by cosine agreement 0.8", dict(cover=0.5, note=0.5, agree=0.8)),
+        ("shipped + cover 0.7 + agreement 0.5", dict(cover=0.7, note=0.5, agree=0.5)),
+        *([("shipped, cover by idf share of terms 0.5", dict(cover=0.5, note=0.5, terms=True)),
+           ("shipped, cover by idf share of terms 0.7", dict(cover=0.7, note=0.5, terms=True)),
+           ("shipped, cover by idf share of terms 1.0", dict(cover=1.0, note=0.5, terms=True))]
+          if args.terms else []),
     ]
     extra = {"phrases": {i: c.bm25(_phrases(q["text"])) for i, q in enumerate(qs)},
-             "flat": {i: c.bm25(q["match"], (1.0, 1.0, 1.0)) for i, q in enumerate(qs)}}
+             "flat": {i: c.bm25(q["match"], (1.0, 1.0, 1.0)) for i, q in enumerate(qs)},
+             "filler": {i: c.bm25(_filler_free(q["text"])) for i, q in enumerate(qs)},
+             "prefix": {i: c.bm25(_prefixed(q["text"])) for i, q in enumerate(qs)}}
+    idf_of = {"filler": {i: c.idf_sum(_filler_free(q["text"])) for i, q in enumerate(qs)},
+              "prefix": {i: c.idf_sum(_prefixed(q["text"])) for i, q in enumerate(qs)}}
     splits = ["dev", "test", "matched"] if args.corpus == "vault" else ["dev", "test"]
     cols = "h@1 h@5 MRR" if args.corpus == "vault" else "nDCG@10 MRR"
     print(f"{args.corpus}: {c.n_chunks} chunks, {len(c.paths)} notes; columns per split: {cols}")
@@ -215,9 +290,13 @@ def main() -> None:
             opts = dict(kw)
             if opts.get("cos") == "prf":
                 opts["cos"] = prf(q)
+            query = q
+            if opts.get("bm") in idf_of:  # the keyword scale follows the terms searched
+                query = {**q, "idf": idf_of[opts["bm"]][i]}
             if opts.get("bm") in extra:
                 opts["bm"] = extra[opts["bm"]][i]
-            figures[q["split"]].append(metrics(rank(c, q, n=n, **opts), q["rel"]))
+            opts.setdefault("n", n)
+            figures[q["split"]].append(metrics(rank(c, query, **opts), q["rel"]))
         means = {s: np.mean(v, axis=0) for s, v in figures.items()}
         if args.corpus == "vault":
             row = " | ".join(f"{s} {m[1]:.3f} {m[2]:.3f} {m[3]:.3f}" for s, m in means.items())

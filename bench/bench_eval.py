@@ -29,7 +29,7 @@ from ragcli.config import load_config  # noqa: E402
 from ragcli.maintenance.eval import evaluate, load_beir  # noqa: E402
 from ragcli.retrieve import Fusion, Searcher  # noqa: E402
 
-BEFORE = Fusion(full_keyword_cover=0.0, note_weight=0.0)  # the shipped fusion before issue 13
+BEFORE = Fusion(full_keyword_cover=0.0, note_weight=0.0, respell=False)  # the shipped fusion before issue 13
 VARIANTS = [  # (label, mode, fusion)
     ("keyword (FTS5 bm25)", "keyword", None),
     ("vector (MiniLM cosine)", "vector", BEFORE),
@@ -42,7 +42,8 @@ VARIANTS = [  # (label, mode, fusion)
     ("hybrid: + keyword weight by cover", "hybrid", replace(BEFORE, full_keyword_cover=0.5)),
     ("hybrid: + note centroid 0.5", "hybrid", replace(BEFORE, note_weight=0.5)),
     ("vector: + note centroid 0.5", "vector", Fusion()),
-    ("hybrid: + cover + centroid *", "hybrid", Fusion()),
+    ("hybrid: + cover + centroid", "hybrid", Fusion(respell=False)),
+    ("hybrid: + spelling-slip fallback *", "hybrid", Fusion()),
 ]
 
 

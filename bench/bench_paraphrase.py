@@ -4,10 +4,12 @@
     python bench/bench_paraphrase.py --home DIR       # use the vault index under DIR as it is
     python bench/bench_paraphrase.py --repeats 3      # time each question 3 times
     python bench/bench_paraphrase.py --latency 10     # warm p95, before vs shipped, interleaved
+    python bench/bench_paraphrase.py --only before --only spelling   # some variants only
 
 Question sets (``bench/questions``): ``paraphrase.jsonl`` (99 questions written in the
 user's words, avoiding the note's) and, as a check that matched wording still works, the
-answerable ``obsidian-help`` questions of ``answers.jsonl``. A question hits when its
+answerable ``obsidian-help`` questions of ``answers.jsonl``, and those again with one typing
+slip each ("slip": two letters of the longest word swapped). A question hits when its
 ``path`` or one of its ``also`` paths is among the first k *notes* (chunks are folded into
 their note, in rank order).
 
@@ -23,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import sys
 import tempfile
@@ -44,6 +47,7 @@ DEPTH = 50  # chunks asked for per question; notes are folded from them
 
 def load_questions() -> dict[str, list[dict]]:
     sets: dict[str, list[dict]] = {"para-dev": [], "para-test": [], "matched": []}
+    # + "slipped": the matched questions with one typing slip each (the spelling fallback)
     for line in (QUESTIONS / "paraphrase.jsonl").read_text(encoding="utf-8").splitlines():
         if line.strip():
             q = json.loads(line)
@@ -54,7 +58,19 @@ def load_questions() -> dict[str, list[dict]]:
             q = json.loads(line)
             if q.get("corpus") == "obsidian-help" and q.get("answerable"):
                 sets["matched"].append({"id": q["id"], "question": q["question"], "path": q["path"], "also": []})
+    sets["slipped"] = [{**q, "question": slip(q["question"])} for q in sets["matched"]]
     return sets
+
+
+def slip(text: str) -> str:
+    """The text with one typing slip: the two middle letters of its longest word (6+ letters)
+    swapped, as a fast typist does ("attachment" -> "attahcment"). Deterministic."""
+    words = re.findall(r"[A-Za-z]{6,}", text)
+    if not words:
+        return text
+    word = max(words, key=len)
+    i = len(word) // 2
+    return text.replace(word, word[: i - 1] + word[i] + word[i - 1] + word[i + 1:], 1)
 
 
 def note_ranking(hits, root: Path) -> list[str]:
@@ -89,7 +105,7 @@ def vault_config(home: Path | None):
     return config
 
 
-BEFORE = Fusion(full_keyword_cover=0.0, note_weight=0.0)  # what issue 13 started from
+BEFORE = Fusion(full_keyword_cover=0.0, note_weight=0.0, respell=False)  # what issue 13 started from
 
 
 def variants() -> list[tuple[str, str, Fusion]]:
@@ -104,31 +120,34 @@ def variants() -> list[tuple[str, str, Fusion]]:
         ("hybrid: keyword weight by cover", "hybrid", replace(BEFORE, full_keyword_cover=0.5)),
         ("hybrid: note centroid 0.5", "hybrid", replace(BEFORE, note_weight=0.5)),
         ("vector: note centroid 0.5", "vector", Fusion()),
-        ("hybrid: cover + centroid *", "hybrid", Fusion()),
+        ("hybrid: cover + centroid", "hybrid", Fusion(respell=False)),
+        ("hybrid: + spelling-slip fallback *", "hybrid", Fusion()),
     ]
 
 
-def run(config, questions: dict[str, list[dict]], repeats: int) -> None:
+def run(config, questions: dict[str, list[dict]], repeats: int, only: list[str] | None = None) -> None:
     searcher = Searcher(config)
     files, chunks = searcher.index.counts()
     print(f"index {config.index_dir}: {files} files, {chunks} chunks; dev = odd ids "
           f"({len(questions['para-dev'])}), test = even ids ({len(questions['para-test'])}), "
           f"matched = answers.jsonl ({len(questions['matched'])})")
     header = (f"{'variant':36s} | {'dev h@1':>7s} {'h@5':>5s} {'MRR':>5s} | {'test h@1':>8s} {'h@5':>5s} "
-              f"{'MRR':>5s} | {'all h@5':>7s} | {'matched h@5':>11s} {'MRR':>5s} | {'p50 ms':>6s} {'p95 ms':>6s}")
+              f"{'MRR':>5s} | {'all h@5':>7s} | {'matched h@5':>11s} {'MRR':>5s} | {'slip h@5':>8s} | {'p50 ms':>6s} {'p95 ms':>6s}")
     print(header)
     print("-" * len(header))
     searcher.search("warm up", k=10, mode="hybrid")
     base_p95 = None
     try:
         for label, mode, fusion in variants():
+            if only and not any(word in label for word in only):
+                continue
             searcher.fusion = fusion
             figures: dict[str, tuple[float, float, float]] = {}
             times: list[float] = []
             for name, qs in questions.items():
                 sums = [0.0, 0.0, 0.0]
                 for q in qs:
-                    for _ in range(repeats if name != "matched" else 1):
+                    for _ in range(repeats if name.startswith("para") else 1):
                         t0 = time.perf_counter()
                         hits = searcher.search(q["question"], k=DEPTH, mode=mode, candidates=DEPTH)
                         times.append((time.perf_counter() - t0) * 1000)
@@ -142,7 +161,8 @@ def run(config, questions: dict[str, list[dict]], repeats: int) -> None:
             n_dev, n_test = len(questions["para-dev"]), len(questions["para-test"])
             all5 = (dev[1] * n_dev + test[1] * n_test) / (n_dev + n_test)
             print(f"{label:36s} | {dev[0]:7.3f} {dev[1]:5.3f} {dev[2]:5.3f} | {test[0]:8.3f} {test[1]:5.3f} "
-                  f"{test[2]:5.3f} | {all5:7.3f} | {matched[1]:11.3f} {matched[2]:5.3f} | {p50:6.1f} {p95:6.1f}",
+                  f"{test[2]:5.3f} | {all5:7.3f} | {matched[1]:11.3f} {matched[2]:5.3f} | {figures['slipped'][1]:8.3f} "
+                  f"| {p50:6.1f} {p95:6.1f}",
                   flush=True)
     finally:
         searcher.close()
@@ -180,6 +200,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--home", type=Path, default=None, help="use the index under this data dir as it is")
     parser.add_argument("--repeats", type=int, default=1, help="times each paraphrase question is timed")
+    parser.add_argument("--only", action="append", metavar="TEXT",
+                        help="only the variants whose label holds TEXT (repeatable); the first one "
+                             "run is the latency baseline")
     parser.add_argument("--latency", type=int, default=0, metavar="N",
                         help="only warm query latency, before vs shipped, N rounds of the vault queries")
     args = parser.parse_args()
@@ -187,7 +210,7 @@ def main() -> None:
     if args.latency:
         latency(config, args.latency)
     else:
-        run(config, load_questions(), args.repeats)
+        run(config, load_questions(), args.repeats, args.only)
 
 
 if __name__ == "__main__":

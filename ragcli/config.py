@@ -29,9 +29,10 @@ class Config:
     llm_model: str = ""
     # how the embedding model is used (right for MiniLM by default: no prefixes, its own mean
     # pooling); instruction-tuned models want prefixes, e.g. nomic-embed "search_query: "
-    embed_query_prefix: str = ""
-    embed_document_prefix: str = ""
-    embed_pooling: str = ""  # "" = what the GGUF says, or mean / cls / last
+    # None = not set: the catalogue's for a model it knows (embed.embedding_usage), else none
+    embed_query_prefix: str | None = None
+    embed_document_prefix: str | None = None
+    embed_pooling: str | None = None  # "" = what the GGUF says, or mean / cls / last
     # remote seams: OpenAI-compatible servers for generation and embeddings, a Chroma server
     # for vectors. With a url set, llm_model / embed_model name the server's model (or "").
     llm_url: str = ""
@@ -113,7 +114,7 @@ def _coerce(name: str, value: Any, source: str) -> Any:
             return int(value)
         if field_type == "float":
             return float(value)
-        return str(value)
+        return str(value)  # "str" and "str | None" (None = unset) alike
     except (TypeError, ValueError):
         raise ConfigError(f"{source}: {name} must be {field_type}, got {value!r}") from None
 

@@ -164,3 +164,80 @@ def test_unknown_pooling_is_a_config_error(models_dir, tmp_path_factory):
 
     with pytest.raises(ConfigError, match="embed_pooling"):
         load_config(env={"RAG_HOME": str(tmp_path_factory.mktemp("h")), "RAG_EMBED_POOLING": "max"})
+
+
+# -- catalogue models (`rag models pull NAME`): their prefixes and pooling take effect ------
+# No download is possible here, so the bundled MiniLM GGUF stands in under a catalogue file
+# name: the mechanics (which prefixes, which pooling, what is fingerprinted) are the same.
+
+
+def _as_catalog_file(embedder, folder, name):
+    from ragcli.models.catalog import lookup
+
+    target = folder / lookup(name).file.rsplit("/", 1)[-1]
+    target.symlink_to(embedder.path)
+    return target
+
+
+def _home_env(tmp_path_factory, **settings):
+    env = {"RAG_HOME": str(tmp_path_factory.mktemp("embed-home"))}
+    env.update({f"RAG_{k.upper()}": str(v) for k, v in settings.items()})
+    return env
+
+
+def test_a_catalog_file_takes_its_query_instruction_and_cls_pooling(embedder, tmp_path_factory):
+    from ragcli.models.catalog import BGE_QUERY
+
+    folder = tmp_path_factory.mktemp("pulled")
+    path = _as_catalog_file(embedder, folder, "bge-small-en-v1.5")
+    bge = make_embedder(load_config(env=_home_env(tmp_path_factory, embed_model=path)))
+    cls = _embedder_with(embedder.path.parent, tmp_path_factory, embed_pooling="cls")
+    try:
+        assert (bge.query_prefix, bge.document_prefix, bge.pooling) == (BGE_QUERY, "", "cls")
+        # what differs from the GGUF's own (MiniLM: mean, no prefixes) is what the index records
+        assert bge.settings == {"pooling": "cls", "query_prefix": BGE_QUERY}
+        text = "How do I link to a heading in another note?"
+        assert float(bge.embed_queries([text])[0] @ cls.embed([BGE_QUERY + text])[0]) > 0.9999
+        assert float(bge.embed_documents([text])[0] @ cls.embed([text])[0]) > 0.9999
+    finally:
+        bge.close()
+        cls.close()
+
+
+def test_a_catalog_short_name_finds_the_pulled_file_and_takes_both_prefixes(embedder, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("pulled")
+    path = _as_catalog_file(embedder, folder, "nomic-embed-text-v1.5")
+    nomic = make_embedder(load_config(env=_home_env(tmp_path_factory, embed_model="nomic-embed-text-v1.5",
+                                                    models_dir=folder)))
+    try:
+        assert nomic.path == path
+        assert (nomic.query_prefix, nomic.document_prefix, nomic.pooling) == (
+            "search_query: ", "search_document: ", "mean")
+        assert nomic.settings == {"query_prefix": "search_query: ", "document_prefix": "search_document: "}
+    finally:
+        nomic.close()
+
+
+def test_settings_the_user_gives_win_over_the_catalog_even_an_empty_prefix(embedder, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("pulled")
+    path = _as_catalog_file(embedder, folder, "snowflake-arctic-embed-s")
+    env = _home_env(tmp_path_factory, embed_model=path, embed_pooling="mean")
+    config_file = tmp_path_factory.mktemp("cfg") / "config.toml"
+    config_file.write_text('embed_query_prefix = ""\nembed_document_prefix = "passage: "\n', encoding="utf-8")
+    env["RAG_CONFIG"] = str(config_file)
+    arctic = make_embedder(load_config(env=env))
+    try:
+        assert (arctic.query_prefix, arctic.document_prefix, arctic.pooling) == ("", "passage: ", "mean")
+        assert arctic.settings == {"document_prefix": "passage: "}
+    finally:
+        arctic.close()
+
+
+def test_a_catalog_name_not_pulled_yet_says_how_to_pull_it(tmp_path_factory):
+    from ragcli.errors import ModelError
+
+    folder = tmp_path_factory.mktemp("empty-models")
+    with pytest.raises(ModelError) as info:
+        make_embedder(load_config(env=_home_env(tmp_path_factory, embed_model="bge-base-en-v1.5",
+                                                models_dir=folder)))
+    assert "bge-base-en-v1.5" in str(info.value) and "rag models pull bge-base-en-v1.5" in info.value.hint

@@ -277,6 +277,43 @@ def test_changed_prefix_or_pooling_is_explained_and_rebuild_re_embeds(vault, cap
     assert code == 0 and again["embedded"] == 0
 
 
+def test_a_catalog_embedding_model_is_fingerprinted_with_its_prefixes(vault, capsys, monkeypatch, rag_home):
+    """`rag models pull bge-small-en-v1.5 --set embed` points embed_model at the pulled file:
+    its query instruction and CLS pooling take effect and are recorded, so an index built
+    with them is refused (exit 10, with the fix) once they are set otherwise."""
+    from ragcli.config import load_config
+    from ragcli.embed.builtin import resolve_embed_model
+    from ragcli.models.catalog import BGE_QUERY
+    from ragcli.store import Index
+
+    minilm = resolve_embed_model(load_config()).path  # the bundled MiniLM, under bge's file name
+    pulled = rag_home / "pulled" / "bge-small-en-v1.5-q8_0.gguf"
+    pulled.parent.mkdir()
+    pulled.symlink_to(minilm)
+    monkeypatch.setenv("RAG_EMBED_MODEL", str(pulled))
+    code, first = run_json(capsys, "index", str(vault), "--json")
+    assert code == 0 and first["embedded"] > 0
+    idx = Index.open_reader(load_config())
+    try:
+        assert idx.fingerprint()["embedding"] == {"pooling": "cls", "query_prefix": BGE_QUERY}
+    finally:
+        idx.close()
+    code, res = run_json(capsys, "search", "pour over", "--json")
+    assert code == 0 and res["results"]
+    (rag_home / "config.toml").write_text('embed_query_prefix = ""\n', encoding="utf-8")  # set on purpose
+    code = main(["search", "pour over"])
+    err = capsys.readouterr().err
+    assert code == 10 and "query_prefix" in err and "--rebuild" in err
+    code = main(["index"])  # nothing changed on disk: the embedding settings are still checked
+    assert code == 10 and "query_prefix" in capsys.readouterr().err
+    code, rebuilt = run_json(capsys, "index", "--rebuild", "--json")
+    # only the query side changed: the chunks' cached vectors (same pooling, no document
+    # prefix) are reused, nothing is embedded again
+    assert code == 0 and rebuilt["files_indexed"] == first["files_indexed"] and rebuilt["embedded"] == 0
+    code, res = run_json(capsys, "search", "pour over", "--json")
+    assert code == 0 and res["results"]
+
+
 def test_an_index_from_before_note_centroids_is_upgraded_in_place(vault, capsys, rag_home):
     import sqlite3
 

@@ -201,3 +201,18 @@ def test_a_killed_conversion_leaves_no_half_file(tmp_path):
         read_gguf_info(target)
     spec = resolve_embed_model(config)  # and the next run converts (again) cleanly
     assert spec.present and read_gguf_info(spec.path)
+
+
+def test_a_catalog_embedding_name_not_pulled_is_one_clear_error_with_the_pull_command(tmp_path, monkeypatch, capsys):
+    from ragcli.cli import main
+
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("# A\n\nSome text.\n")
+    monkeypatch.setenv("RAG_EMBED_MODEL", "nomic-embed-text-v1.5")
+    assert main(["models"]) == 0
+    out = capsys.readouterr().out
+    assert "nomic-embed-text-v1.5.Q8_0.gguf" in out and "search_query" in out and "missing" in out
+    assert main(["index", str(notes)]) == 5  # ExitCode.MODEL
+    err = capsys.readouterr().err
+    assert err.count("Error:") == 1 and "rag models pull nomic-embed-text-v1.5" in err

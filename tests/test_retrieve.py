@@ -198,6 +198,36 @@ def test_keyword_weight_follows_how_much_of_the_query_its_best_match_covers():
     assert own["a"] == pytest.approx(0.5) and own["b"] == pytest.approx(0.0)
 
 
+def test_a_spelling_slip_finds_the_word_in_the_notes(searcher):
+    from dataclasses import replace
+
+    # "sourdugh" and "attachmnets" are in no chunk; "sourdough" and "attachments" are
+    for query, wanted in (("sourdugh starter", "bread.md"), ("attachmnets quota", "storage.md")):
+        hits = _names(searcher.search(query, k=3, mode="keyword"))
+        assert hits and hits[0] == wanted, (query, hits)
+        assert _names(searcher.search(query, k=3, mode="hybrid"))[0] == wanted
+    plain = replace(searcher.fusion, respell=False)
+    searcher.fusion = plain  # without the fallback the slip finds nothing by keyword
+    assert "bread.md" not in _names(searcher.search("sourdugh", k=3, mode="keyword"))
+
+
+def test_respell_only_touches_words_in_no_chunk_and_only_near_ones(searcher):
+    fixes = searcher.index.respell(["sourdugh", "tomatoes", "recieve", "kubernetes", "tomatto", "fnce"])
+    # a word that is there stays; a word far from every indexed term stays; short words stay
+    assert fixes == {"sourdugh": "sourdough", "tomatto": "tomato"}
+
+
+def test_a_real_word_in_no_note_is_not_taken_for_a_slip(searcher):
+    from ragcli.words import is_known_word
+
+    # "watery" is in no note but its stem is a letter from "water" (deep watering): the store
+    # would offer that, but it is an English word, so search leaves it as it is
+    assert searcher.index.respell(["watery"]) == {"watery": "water"}
+    assert is_known_word("watery") and is_known_word("movies") and is_known_word("fractions")
+    assert not is_known_word("sourdugh") and not is_known_word("syncronize")
+    assert searcher.search("watery", k=3, mode="keyword") == []
+
+
 def test_each_note_keeps_the_centroid_of_its_chunks(searcher):
     hits = searcher.search("tomato", k=40, mode="keyword")
     one = next(h for h in hits if h.chunk.path.endswith("inline.md"))  # a note of one chunk

@@ -97,13 +97,32 @@ def make_embedder(config: Config, progress: ProgressFn | None = None) -> Embedde
     spec = resolve_embed_model(config, progress)
     builtin = not config.embed_model
     name = EMBED_NAME if builtin else spec.path.stem
+    usage = embedding_usage(config)
     return LlamaEmbedder(
         spec.path,
         model_id=model_id_for(spec.path, name),
         n_threads=config.n_threads,
         n_gpu_layers=config.n_gpu_layers,
-        max_tokens=MINILM_MAX_TOKENS if builtin else None,
-        pooling=config.embed_pooling,
-        query_prefix=config.embed_query_prefix,
-        document_prefix=config.embed_document_prefix,
+        max_tokens=MINILM_MAX_TOKENS if builtin else usage["max_tokens"],
+        pooling=usage["pooling"],
+        query_prefix=usage["query_prefix"],
+        document_prefix=usage["document_prefix"],
     )
+
+
+def embedding_usage(config: Config) -> dict:
+    """Pooling, prefixes and token limit for the configured model: what the user set, else
+    the catalogue's for a model `rag models pull` knows (by short name, or the file it saved:
+    bge and arctic want a query instruction and CLS pooling, nomic "search_query: " /
+    "search_document: "), else the model's own (no prefixes, the GGUF's pooling). An empty
+    string set on purpose (config.toml ``embed_query_prefix = ""``) is kept: it is set."""
+    from ..models.catalog import embed_entry
+
+    known = embed_entry(config.embed_model) if not config.embed_url else None
+    chosen = {"pooling": config.embed_pooling, "query_prefix": config.embed_query_prefix,
+              "document_prefix": config.embed_document_prefix}
+    own = {"pooling": known.pooling if known else "", "query_prefix": known.query_prefix if known else "",
+           "document_prefix": known.document_prefix if known else ""}
+    usage: dict = {k: own[k] if v is None else v for k, v in chosen.items()}
+    usage["max_tokens"] = known.max_tokens - 2 if known and known.max_tokens else None
+    return usage

@@ -76,10 +76,16 @@ def convert_builtin_embed(config: Config, progress: ProgressFn | None = None,
 def resolve_embed_model(config: Config, progress: ProgressFn | None = None) -> ModelSpec:
     """The embedding GGUF to load: configured path (checked), else the built-in, converted
     and verified on first use and cached in ``config.models_dir``."""
+    from ..models.catalog import lookup
+
     spec = embed_spec(config)
     if not config.embed_model and not spec.present:
         convert_builtin_embed(config, progress)
         spec = embed_spec(config)
+    known = lookup(config.embed_model) if config.embed_model else None
+    if known is not None and not spec.present:
+        raise ModelError(f"embedding model {known.name} is not downloaded (no {spec.path})",
+                         hint=f"Download it with: rag models pull {known.name}")
     read_gguf_info(spec.path)
     return spec
 

@@ -124,6 +124,7 @@ def _size(n: int | None) -> str:
 
 def check_models(config: Config, load: bool = True) -> list[Check]:
     from ..errors import ModelError, RagError
+    from ..models.catalog import lookup
     from ..models.gguf import read_gguf_info
     from ..models.resolve import list_models
 
@@ -138,6 +139,10 @@ def check_models(config: Config, load: bool = True) -> list[Check]:
             if spec.role == "embed" and not config.embed_model:
                 checks.append(Check("models", name, OK, f"{path}: built on first `rag index` "
                                     "(converted from the bundled all-MiniLM-L6-v2)"))
+            elif spec.role == "embed" and lookup(config.embed_model) is not None:
+                checks.append(Check("models", name, FAIL, f"{path}: not downloaded",
+                                    f"Download it with: rag models pull {lookup(config.embed_model).name}",
+                                    int(ExitCode.MODEL)))
             else:
                 checks.append(Check("models", name, FAIL, f"{path}: missing",
                                     f"Point {('embed_model' if spec.role == 'embed' else 'llm_model')} "

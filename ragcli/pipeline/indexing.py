@@ -305,7 +305,10 @@ def index(config: Config, paths: Sequence[Path] | None = None, rebuild: bool = F
 
 
 def _embedding_settings_in_play(config: Config, fingerprint: dict | None) -> bool:
-    configured = config.embed_pooling or config.embed_query_prefix or config.embed_document_prefix
+    from ..models.catalog import embed_entry
+
+    configured = (config.embed_pooling or config.embed_query_prefix or config.embed_document_prefix
+                  or (embed_entry(config.embed_model) is not None and not config.embed_url))
     return bool(fingerprint) and bool(configured or fingerprint.get("embedding"))
 
 

@@ -33,6 +33,7 @@ from ..config import Config
 from ..errors import UsageError
 from ..store import Index
 from ..types import Hit
+from ..words import is_known_word
 from .fusion import ALPHA, FULL_KEYWORD_COVER, NOTE_WEIGHT, fts_query, fuse_convex, fuse_rrf
 
 MODES = ("hybrid", "vector", "keyword")
@@ -67,6 +68,8 @@ class Fusion:
     # note-level evidence: this times the query's cosine with the centroid of the chunk's
     # note is added to the chunk's cosine; 0 = chunks alone
     note_weight: float = NOTE_WEIGHT
+    # a query word in no chunk is searched as the indexed term a spelling slip away
+    respell: bool = True
 
 
 class Searcher:
@@ -106,7 +109,7 @@ class Searcher:
         if paths is not None and not paths:
             return []
         qvec = self.embedder.embed_queries([query])[0] if mode != "keyword" else None
-        match = fts_query(query)
+        match = self._respelled(fts_query(query)) if mode != "vector" else ""
         vec = self.index.vector_search(qvec, n, paths) if qvec is not None else []
         kw = self.index.keyword_search(match, n, paths) if mode != "vector" and match else []
         vec_scores, kw_scores = dict(vec), dict(kw)
@@ -129,6 +132,16 @@ class Searcher:
         else:
             ranked = kw
         return self._hits(ranked[:k], vec_scores, kw_scores)
+
+    def _respelled(self, match: str) -> str:
+        """The keyword query with each word that is in no chunk replaced by the indexed term
+        a spelling slip away ("syncronize" -> "synchron"*), when there is one. Real words
+        (the embedding model's vocabulary) are left alone: "movie" in no note is not "move"."""
+        if not match or not self.fusion.respell:
+            return match
+        terms = match.split(" OR ")
+        fixes = self.index.respell([w for t in terms if not is_known_word(w := t.strip('"'))])
+        return " OR ".join(f'"{fixes[w]}"*' if (w := t.strip('"')) in fixes else t for t in terms)
 
     def _with_notes(self, qvec: np.ndarray, cosines: dict[str, float]) -> dict[str, float]:
         """Each candidate's cosine plus its note's evidence: the query's cosine with the

@@ -302,6 +302,10 @@ class Index(Repairs):
     def keyword_idf(self, terms: Sequence[str]) -> list[float]:
         return keywords.keyword_idf(self._m.db, terms)
 
+    def respell(self, words: Sequence[str]) -> dict[str, str]:
+        """Query words in no chunk -> the nearest indexed term (a stem), for spelling slips."""
+        return keywords.respell(self._m.db, words)
+
     def vector_search(self, vector: np.ndarray, k: int,
                       paths: Sequence[str] | None = None) -> list[tuple[str, float]]:
         """(chunk id, cosine) of the k nearest chunks, optionally within ``paths``."""

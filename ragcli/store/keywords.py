@@ -57,6 +57,89 @@ def keyword_idf(db: sqlite3.Connection, terms: Sequence[str]) -> list[float]:
     return result
 
 
+_VOCAB = "ragcli_vocab"  # a temp fts5vocab table over chunks_fts: one row per indexed term
+
+
+def respell(db: sqlite3.Connection, terms: Sequence[str]) -> dict[str, str]:
+    """A spelling slip's fix: for each query word (6+ letters) that is in no chunk, the
+    indexed term nearest to it, when one is a letter away (two for 10+ letters).
+
+    Indexed terms are porter stems ("synchron" for "synchronize"), so a word is compared
+    with a stem through the word's first letters (its ending may be the suffix porter
+    drops): "syncronize" -> "synchron", "recieve" -> "receiv", "obsidain" -> "obsidian".
+    Of equally near terms the one in most chunks wins. The answer is a stem, meant for a
+    prefix query (``"synchron"*``). The vocabulary table is a temp table made once per
+    connection; making it writes only the connection's temp schema (no transaction on
+    the index), so a long-lived reader keeps seeing new writes.
+    """
+    fixes: dict[str, str] = {}
+    for word in dict.fromkeys(terms):
+        if len(word) < 6 or not word.isalpha() or _in_some_chunk(db, word):
+            continue
+        limit = 2 if len(word) >= 10 else 1
+        letters = set(word)
+        best: tuple[int, int, str] | None = None
+        for term, docs in _vocab_near(db, word):
+            if len(set(term) - letters) > limit:  # cheap: more new letters than edits allowed
+                continue
+            distance = _stem_distance(word, term, limit)
+            if distance <= limit and (best is None or (distance, -docs) < best[:2]):
+                best = (distance, -docs, term)
+        if best is not None:
+            fixes[word] = best[2]
+    return fixes
+
+
+def _in_some_chunk(db: sqlite3.Connection, word: str) -> bool:
+    try:
+        return db.execute("SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1", (f'"{word}"',)).fetchone() is not None
+    except sqlite3.OperationalError:
+        return True  # not a word FTS5 takes: leave it alone
+
+
+def _vocab_near(db: sqlite3.Connection, word: str) -> list[tuple[str, int]]:
+    """Indexed terms that start with the word's first letter and could be its stem."""
+    db.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{_VOCAB} USING fts5vocab(main, chunks_fts, row)")
+    low, high = word[0], chr(ord(word[0]) + 1)
+    return db.execute(f"SELECT term, doc FROM temp.{_VOCAB} WHERE term >= ? AND term < ?"
+                      f" AND length(term) BETWEEN ? AND ?", (low, high, max(len(word) - 5, 4), len(word) + 2)).fetchall()
+
+
+# Endings the porter stemmer may drop (or leave a letter of): what a word may have past its stem.
+_ENDINGS = frozenset("""
+s es ed ing ings ly e y ies ied ize ise izes ises ized ised izing ising ation ations ion ions
+ness ment ments able ible al ance ence er ers ive ity ous ful ism ist ic
+""".split()) | {""}
+
+
+def _stem_distance(word: str, stem: str, limit: int) -> int:
+    """Edits between ``stem`` and the word's first letters, when what is left of the word
+    is an ending porter drops; limit + 1 when farther."""
+    best = limit + 1
+    for cut in range(max(len(stem) - limit, 1), min(len(stem) + limit, len(word)) + 1):
+        if word[cut:] in _ENDINGS:
+            best = min(best, _edits(word[:cut], stem, limit))
+    return best
+
+
+def _edits(a: str, b: str, limit: int) -> int:
+    """Damerau-Levenshtein distance (adjacent swaps count one), capped at limit + 1."""
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    prev2, prev = None, list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        row = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = a[i - 1] != b[j - 1]
+            row[j] = min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + cost)
+            if prev2 is not None and i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                row[j] = min(row[j], prev2[j - 2] + 1)
+        if min(row) > limit:
+            return limit + 1
+        prev2, prev = prev, row
+    return min(prev[-1], limit + 1)
+
+
 def filter_paths(db: sqlite3.Connection, path_glob: str | None = None, tag: str | None = None,
                  since: str | None = None, until: str | None = None) -> list[str]:
     """Paths matching the filters: glob on the path, a tag, a date range (note date or mtime)."""
