@@ -88,7 +88,8 @@ def share(part: set[str], whole: set[str]) -> float:
 
 
 def numbers(text: str) -> set[str]:
-    return {n.replace(",", "").rstrip(".") for n in _NUMBER.findall(text or "")}
+    # leading zeros dropped: "6:00" says what "06:00" says
+    return {(n.replace(",", "").rstrip(".").lstrip("0") or "0") for n in _NUMBER.findall(text or "")}
 
 
 def score(row: dict, result, top_hit_text: str) -> dict:

@@ -132,6 +132,11 @@ def test_checker_rules_on_known_sentences():
     assert not check_sentence("The drip irrigation should run at a pressure [1].", quote, q).ok  # says nothing
     assert not check_sentence("Use a filter of 17 bar [1].", quote, q).ok  # 17 is not 1.7
     assert not check_sentence("Set it to 1.7 psi [1].", quote, q).ok  # the unit belongs to the number
+    timed = {1: "Schedule\nZone 1 (tomatoes): 20 minutes at 06:00, every day in July and August."}
+    when = "When is the tomato zone watered?"
+    assert check_sentence("It is watered for 20 minutes at 6:00 [1].", timed, when).ok  # 6:00 is 06:00
+    late = check_sentence("It is watered for 20 minutes at 7:00 [1].", timed, when)
+    assert not late.ok and late.missing == ["7:00"]  # not passed on its ":00" alone
 
 
 def test_sentence_gate_holds_each_sentence_until_checked():

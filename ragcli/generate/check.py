@@ -28,7 +28,9 @@ MAX_KEPT = 4
 MAX_FAILED_RUN = 3
 
 CITATION = re.compile(r"\s*\[(\d{1,3})\]")
-_NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?(?:\s?(?:%|°[CF]?|[a-zA-Z]{1,4}\b))?")
+_NUMBER = re.compile(r"(?<![\w.:])[-+]?\d[\d,]*(?:\.\d+)?(?!:\d)(?:\s?(?:%|°[CF]?|[a-zA-Z]{1,4}\b))?")
+# a time of day: "6:00" and "06:00" are the same time, "7:00" is not (nor its minutes alone)
+_TIME = re.compile(r"(?<![\w.:])(\d{1,2}):(\d{2})(?![\d:])")
 _DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b")
 _QUOTED = re.compile(r"[\"“”]([^\"“”]{2,80})[\"“”]")
 _CODE = re.compile(r"`([^`]{1,120})`")
@@ -71,6 +73,7 @@ def facts_of(sentence: str) -> list[str]:
     found: list[str] = []
     for pattern in (_URL, _DATE):
         found += pattern.findall(text)
+    found += [m.group(0) for m in _TIME.finditer(text)]
     found += [m.group(1) for m in _QUOTED.finditer(text)]
     found += [m.group(1) for m in _CODE.finditer(text)]
     for m in _NUMBER.finditer(text):
@@ -94,6 +97,10 @@ def fact_in(fact: str, evidence: str) -> bool:
     with the unit beside them when the sentence gives one."""
     ev = _norm(evidence)
     f = _norm(fact)
+    time = _TIME.fullmatch(f)
+    if time:
+        wanted = (int(time.group(1)), time.group(2))
+        return any((int(m.group(1)), m.group(2)) == wanted for m in _TIME.finditer(ev))
     number = re.match(r"^([-+]?\d[\d.]*)\s?(.*)$", f)
     if number:
         value, unit = number.group(1).rstrip("."), number.group(2)
