@@ -80,7 +80,9 @@ def test_rag_models_catalog_lists_pull_names_and_joined_models():
 
     from typer.testing import CliRunner
 
-    from ragcli.app import app
+    from ragcli.cli import full_app
+
+    app = full_app()
 
     result = CliRunner().invoke(app, ["models", "--catalog", "--json"])
     assert result.exit_code == 0, result.output
