@@ -214,7 +214,10 @@ def test_through_the_watcher_the_same_bytes_as_typer_and_in_process(vault, index
                 data = json.loads(out)
                 data.pop("timings")
                 out = json.dumps(data).encode()
-            results[way] = (proc.returncode, out, proc.stderr)
+            err = proc.stderr
+            if prefix and b"Traceback" in err:  # --debug shows the traceback before the error line
+                err = err[err.rindex(b"\nError: ") + 1:]
+            results[way] = (proc.returncode, out, err)
         assert results["fast"] == results["typer"] == results["in process"], case
         assert (results["fast"][0] == 0) == (case[-1] != "sql"), results["fast"]
     assert b"Error: " in results["fast"][2] and results["fast"][0] == 3  # the `--mode sql` case
