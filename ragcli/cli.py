@@ -80,6 +80,17 @@ def _usage_or_exit(exc: BaseException) -> int | None:
     return None
 
 
+def _quiet_broken_pipe() -> None:
+    """The reader went away: what is left in stdout's buffer has nowhere to go (flushing it
+    at exit would print a second error)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # not a real file (a test's capture)
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; return (and exit with) the process exit code."""
     # The index and the models cache hold the user's notes: whatever this program creates
@@ -94,6 +105,9 @@ def main(argv: list[str] | None = None) -> int:
         code = int(ExitCode.INTERRUPTED)
     except SystemExit as exc:  # typer.Exit inside commands
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except BrokenPipeError:  # `rag search ... | head`: as Typer does, quietly, exit 1
+        _quiet_broken_pipe()
+        code = 1
     except Exception as exc:  # noqa: BLE001 - the one place that turns errors into codes
         code = _usage_or_exit(exc)
         if code is None:
