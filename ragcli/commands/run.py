@@ -47,7 +47,8 @@ def ask(question: str, quotes: bool, model: str | None, temperature: float | Non
     stream = not as_json and sys.stdout.isatty()
     on_quotes = render.print_quotes if stream else None
     on_token = render.stream_to_stdout if stream else None
-    result = daemon_answer(config, question, on_token=on_token, on_quotes=on_quotes, quotes_only=quotes)
+    result = daemon_answer(config, question, on_token=on_token, on_quotes=on_quotes, quotes_only=quotes,
+                           on_started=render.out)  # rich's import overlaps the watcher's work
     if result is None:
         from ..pipeline.answer import answer
 

@@ -50,10 +50,12 @@ def daemon_search(config: Config, query: str, k: int, mode: str | None,
 
 def daemon_answer(config: Config, question: str, on_token: Callable[[str], None] | None = None,
                   on_quotes: Callable[[list[Quote]], None] | None = None,
-                  quotes_only: bool = False) -> Answer | None:
+                  quotes_only: bool = False, on_started: Callable[[], None] | None = None) -> Answer | None:
     """The ``Answer`` that ``pipeline.answer`` would give, streamed from the warm watcher:
     ``on_quotes`` gets the evidence as soon as the watcher has chosen it (before generation),
     ``on_token`` the checked sentences. ``quotes_only``: `rag ask --quotes` (no model).
+    ``on_started``: called once the watcher has taken the question, while it works (the CLI
+    gets its terminal console ready then, not after the quotes arrive).
 
     None: answer in process. Once the quotes or a token have reached the caller there is no
     going back: a watcher that stops mid-answer is a ``DaemonError``.
@@ -78,6 +80,8 @@ def daemon_answer(config: Config, question: str, on_token: Callable[[str], None]
             first = next(lines)
             if not first.get("started"):
                 raise _Unavailable("the watcher did not start the answer")
+            if on_started is not None:
+                on_started()
             for reply in lines:
                 if "token" in reply:
                     deliver(on_token, str(reply["token"]))
