@@ -5,7 +5,9 @@ start-up and imports. So ``cli.main`` first hands the arguments to ``run_fast``,
 these two commands itself when it understands every argument exactly as click would, and
 otherwise returns None so the Typer app handles them (help, usage errors, anything unusual).
 It then runs the very code the Typer commands run (``commands.run``), so output and exit
-codes are the same bytes either way; through a watcher, nothing heavy is ever imported.
+codes are the same bytes either way; through a watcher, nothing heavy is ever imported. When
+no watcher answers (no socket, a stale one, busy, other settings), that same code works in
+process, as under Typer; the watcher is asked once, never twice.
 
 Understood: the command name first, then in any order one positional argument (not starting
 with "-") and the command's options as ``--name value``, ``--name=value`` or ``-k value``,
