@@ -9,8 +9,9 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from ragcli.app import app
-from ragcli.cli import main
+from ragcli.cli import full_app, main
+
+app = full_app()  # the Typer app with every command registered
 
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("chromadb", "llama_cpp", "pypdf", "watchdog", "numpy", "mcp")

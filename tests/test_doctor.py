@@ -6,10 +6,11 @@ import json
 
 from typer.testing import CliRunner
 
-from ragcli.app import app
-from ragcli.cli import main
+from ragcli.cli import full_app, main
 from ragcli.config import load_config
 from ragcli.maintenance.doctor import diagnose, exit_code
+
+app = full_app()  # the Typer app with every command registered
 
 
 def test_doctor_reports_llama_build_versions_and_models(rag_home):

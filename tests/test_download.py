@@ -12,11 +12,12 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from ragcli.app import app
-from ragcli.cli import main
+from ragcli.cli import full_app, main
 from ragcli.config import load_config
 from ragcli.models.download import announced_sha256, download, resolve_name, set_model_in_config
 from ragcli.errors import DownloadError, UsageError
+
+app = full_app()  # the Typer app with every command registered
 
 
 def _make_gguf(path: Path) -> bytes:

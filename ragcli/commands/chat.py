@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..app import app
-from .ask import print_answer, print_quotes, stream_to_stdout
+from ..render import print_answer, print_quotes, stream_to_stdout
 from .options import (CTX, GPU, JSON, K, MAX_TOKENS, MIN_SCORE, MODE, MODEL, TEMPERATURE,
                       THREADS, answer_config, require_index)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from ..config import load_config
+from .run import answer_config, require_index  # noqa: F401 - shared by ask, chat, mcp
 
 MODEL = typer.Option(None, "--model", help="GGUF generation model file (or the server's model name with llm_url).")
 TEMPERATURE = typer.Option(None, "--temperature", help="Sampling temperature (0 = greedy).")
@@ -16,19 +16,3 @@ K = typer.Option(None, "-k", "--top-k", help="Chunks to retrieve.")
 MODE = typer.Option(None, "--mode", help="Retrieval: hybrid, vector or keyword.")
 MIN_SCORE = typer.Option(None, "--min-score", help="Relevance threshold on the best cosine (< 0: calibrated default).")
 JSON = typer.Option(False, "--json", help="Print JSON (one object per question for chat).")
-
-
-def answer_config(model, temperature, max_tokens, ctx, threads, gpu_layers, k, mode, min_score):
-    return load_config({"llm_model": model, "temperature": temperature, "max_tokens": max_tokens,
-                        "n_ctx": ctx, "threads": threads, "n_gpu_layers": gpu_layers,
-                        "top_k": k, "mode": mode, "min_score": min_score})
-
-
-def require_index(config) -> None:
-    from ..errors import NoIndexError
-    from ..store import index_exists
-
-    if not index_exists(config):
-        raise NoIndexError(f"no index in {config.index_dir}")
-
-

@@ -7,7 +7,6 @@ from typing import Optional
 import typer
 
 from ..app import app
-from ..config import load_config
 
 
 @app.command("search")
@@ -22,31 +21,6 @@ def search_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print results as JSON."),
 ) -> None:
     """Search the index (no generation): ranked passages with where they came from."""
-    from .. import render
-    from ..serve.client import daemon_search
+    from .run import search
 
-    config = load_config({"mode": mode})
-    where = {"path": path, "tag": tag, "since": since, "until": until}
-    hits = daemon_search(config, query, k, config.mode, where)  # warm, when `rag watch` runs
-    if hits is None:
-        from ..retrieve import Filters, search
-
-        hits = search(config, query, k=k, mode=config.mode, filters=Filters(**where))
-    if as_json:
-        render.print_json({"query": query, "mode": config.mode, "results": [h.to_json() for h in hits]})
-        return
-    if not hits:
-        render.err().print("No results.")
-        return
-    for hit in hits:
-        _print_hit(hit)
-
-
-def _print_hit(hit) -> None:
-    from ..render import clean, location, out
-
-    snippet = " ".join(clean(hit.chunk.text).split())
-    if len(snippet) > 240:
-        snippet = snippet[:237] + "..."
-    out().print(f"{hit.rank}. {clean(location(hit.chunk))}  [{hit.score:.4f}]", style="bold")
-    out().print(f"   {snippet}")
+    search(query, k, mode, path, tag, since, until, as_json)

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 
 from ..config import Config
 from ..errors import DaemonError
-from ..types import Answer, Hit
+from ..types import Answer, Hit, Quote
 from .protocol import BadRequest, LineReader, connect, decode, encode, from_wire, hit_from_wire, \
     settings_key, socket_path
 
@@ -48,16 +48,31 @@ def daemon_search(config: Config, query: str, k: int, mode: str | None,
     return _attempt(config, run)
 
 
-def daemon_answer(config: Config, question: str, on_token: Callable[[str], None] | None = None) -> Answer | None:
-    """The ``Answer`` that ``pipeline.answer`` would give, streamed from the warm watcher.
+def daemon_answer(config: Config, question: str, on_token: Callable[[str], None] | None = None,
+                  on_quotes: Callable[[list[Quote]], None] | None = None,
+                  quotes_only: bool = False, on_started: Callable[[], None] | None = None) -> Answer | None:
+    """The ``Answer`` that ``pipeline.answer`` would give, streamed from the warm watcher:
+    ``on_quotes`` gets the evidence as soon as the watcher has chosen it (before generation),
+    ``on_token`` the checked sentences. ``quotes_only``: `rag ask --quotes` (no model).
+    ``on_started``: called once the watcher has taken the question, while it works (the CLI
+    gets its terminal console ready then, not after the quotes arrive).
 
-    None: answer in process. Once a token has reached ``on_token`` there is no going back:
-    a watcher that stops mid-answer is a ``DaemonError``.
+    None: answer in process. Once the quotes or a token have reached the caller there is no
+    going back: a watcher that stops mid-answer is a ``DaemonError``.
     """
     request = {"op": "ask", "settings": settings_key(config), "question": question,
                "top_k": config.top_k, "mode": config.mode, "min_score": config.min_score,
-               "temperature": config.temperature, "max_tokens": config.max_tokens}
+               "temperature": config.temperature, "max_tokens": config.max_tokens,
+               "quotes_only": bool(quotes_only)}
     streamed = []
+
+    def deliver(callback, value) -> None:
+        streamed.append(True)
+        if callback is not None:
+            try:
+                callback(value)
+            except BaseException as exc:  # the caller's own failure (a closed stdout)
+                raise _CallerError() from exc
 
     def run() -> Answer:
         lines = _exchange(config, request)
@@ -65,18 +80,19 @@ def daemon_answer(config: Config, question: str, on_token: Callable[[str], None]
             first = next(lines)
             if not first.get("started"):
                 raise _Unavailable("the watcher did not start the answer")
+            if on_started is not None:
+                on_started()
             for reply in lines:
                 if "token" in reply:
-                    streamed.append(True)
-                    if on_token is not None:
-                        try:
-                            on_token(str(reply["token"]))
-                        except BaseException as exc:  # the caller's own failure (a closed stdout)
-                            raise _CallerError() from exc
+                    deliver(on_token, str(reply["token"]))
+                elif "quotes" in reply:
+                    deliver(on_quotes, [from_wire(Quote, q) for q in reply["quotes"]])
                 elif "fields" in reply:
                     return from_wire(Answer, reply["fields"])
             raise _Unavailable("the watcher ended the answer early")
-        except (_Unavailable, OSError) as exc:
+        except _CallerError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - after output, never a second answer in process
             if streamed:
                 raise DaemonError(f"the watcher stopped in the middle of the answer ({exc})",
                                   hint="Ask again (in this process: RAG_DAEMON=off).") from None

@@ -6,17 +6,20 @@ Requests (the socket executes these three operations and nothing else):
     {"op": "search", "settings": KEY, "query": "...", "k": 10, "mode": "hybrid",
      "filters": {"path": GLOB, "tag": T, "since": DATE, "until": DATE}}
     {"op": "ask", "settings": KEY, "question": "...", "top_k": 5, "mode": "hybrid",
-     "min_score": -1.0, "temperature": 0.1, "max_tokens": 256}
+     "min_score": -1.0, "temperature": 0.1, "max_tokens": 256, "quotes_only": false}
 
 Responses: ``{"ok": true, ...}`` for status and search (``"results"``: hits); an ask streams
-``{"started": true}``, then ``{"token": "..."}`` lines, then ``{"answer": Answer.to_json(),
+``{"started": true}``, then ``{"quotes": [...]}`` (the evidence, as soon as it is chosen and
+before generation starts; none when the notes do not cover the question), then
+``{"token": "..."}`` lines (never with ``quotes_only``), then ``{"answer": Answer.to_json(),
 "fields": {...}}`` (``fields``: the whole Answer, so the client prints it exactly as an
 answer made in process). Anything wrong is one ``{"error": "...", "code": "..."}`` line.
 
 ``settings`` is a digest of every setting that changes a result but is not sent with the
 request (models, index folder, context size...): a client whose settings differ from the
 watcher's gets ``code: "settings"`` and answers in process, so results never depend on
-which way they were made.
+which way they were made. ``VERSION`` is part of the digest: a watcher started by an older
+ragcli is answered "settings" rather than asked what it does not know.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from typing import Any
 from ..config import Config
 from ..types import Chunk, Hit
 
-VERSION = 1
+VERSION = 2  # 2: the quotes event and quotes_only
 SOCKET_NAME = "watch.sock"
 MAX_REQUEST = 1 << 20  # bytes in one request line
 MAX_TEXT = 100_000  # characters in a query or question
@@ -61,6 +64,7 @@ def settings_key(config: Config) -> str:
     """A digest of the settings that must be the same on both ends (secrets never leave)."""
     data = config.as_dict()
     kept = sorted((k, str(v)) for k, v in data.items() if k not in _NOT_RESULTS and k not in ASK_SETTINGS)
+    kept.append(("protocol", str(VERSION)))
     return hashlib.sha256(json.dumps(kept).encode()).hexdigest()[:32]
 
 
@@ -178,7 +182,10 @@ def parse_request(line: bytes) -> dict:
                 "k": _number(req.get("k", 10), int, "k", 0, 10_000),
                 "mode": _mode(req.get("mode")),
                 "filters": {k: _optional_text(filters.get(k), f"filters.{k}") for k in FILTER_KEYS}}
-    out = {"op": "ask", "settings": settings, "question": _text(req, "question")}
+    quotes_only = req.get("quotes_only", False)
+    if not isinstance(quotes_only, bool):
+        raise BadRequest("quotes_only: true or false")
+    out = {"op": "ask", "settings": settings, "question": _text(req, "question"), "quotes_only": quotes_only}
     for name, kind in ASK_SETTINGS.items():
         if name == "mode":
             out[name] = _mode(req.get(name))

@@ -64,10 +64,13 @@ class Engine:
 
         return self.searcher.search(req["query"], req["k"], req["mode"], Filters(**req["filters"]))
 
-    def ask(self, req: dict, on_token: Callable[[str], None]):
+    def ask(self, req: dict, on_token: Callable[[str], None], on_quotes: Callable[[list], None]):
         from ..pipeline.answer import answer
 
         config = dataclasses.replace(self.config, **{k: req[k] for k in ASK_SETTINGS if req.get(k) is not None})
+        if req.get("quotes_only"):  # no model: exactly what `rag ask --quotes` does in process
+            return answer(config, req["question"], searcher=self.searcher, on_quotes=on_quotes,
+                          quotes_only=True)
         if self.generator is None:
             from ..generate import make_generator
 
@@ -75,7 +78,7 @@ class Engine:
         if hasattr(self.generator, "rewind"):
             self.generator.rewind()  # a fresh process's state: the same answer as `rag ask` in process
         return answer(config, req["question"], generator=self.generator, searcher=self.searcher,
-                      on_token=on_token)
+                      on_token=on_token, on_quotes=on_quotes)
 
     def close(self) -> None:
         generator, self.generator = self.generator, None
@@ -272,14 +275,20 @@ class SocketServer:
         if not self._send(conn, {"started": True}):
             return False
 
-        def on_token(piece: str) -> None:
+        def send(event: dict) -> None:
             if self.closing.is_set():
                 raise Cancelled("the watcher is stopping")
-            if not self._send(conn, {"token": piece}):
+            if not self._send(conn, event):
                 raise _ClientGone()
 
+        def on_token(piece: str) -> None:
+            send({"token": piece})
+
+        def on_quotes(quotes: list) -> None:
+            send({"quotes": [to_wire(q) for q in quotes]})
+
         try:
-            result = engine.ask(req, on_token)
+            result = engine.ask(req, on_token, on_quotes)
         except _ClientGone:
             log.debug("the client left in the middle of an answer")
             return False
