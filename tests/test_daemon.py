@@ -177,7 +177,10 @@ def test_detach_survives_the_terminal_then_stop(vault, index_dir, rag_home, tmp_
     rc_file = tmp_path / "launcher.rc"
     script = (f'"{sys.executable}" -m ragcli.cli watch --detach --debounce 0.3 "{vault}" '
               f'> "{tmp_path}/launcher.out" 2>&1; echo $? > "{rc_file}"; exec sleep 600')
-    terminal = subprocess.Popen(["sh", "-c", script], env=_env(), cwd=ROOT, start_new_session=True)
+    # A terminal's shell starts with SIGHUP at its default; under nohup it would be ignored and
+    # inherited (a shell cannot un-ignore it), and the "window closing" would close nothing.
+    terminal = subprocess.Popen(["sh", "-c", script], env=_env(), cwd=ROOT, start_new_session=True,
+                                preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_DFL))
     try:
         wait_for(lambda: rc_file.exists() and rc_file.read_text().strip(), "the launcher to return")
         assert rc_file.read_text().strip() == "0", (tmp_path / "launcher.out").read_text()

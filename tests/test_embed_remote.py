@@ -105,6 +105,19 @@ def test_vectors_agree_with_the_in_process_embedder(server, local):
     assert remote.embed([]).shape == (0, 384)
 
 
+def test_prefixes_are_sent_to_the_server_and_fingerprinted(server, tmp_path):
+    # e5 / bge / nomic served remotely want a query and a document prefix, as they do in process.
+    plain = OpenAIEmbedder(server.url + "/v1")
+    shaped = OpenAIEmbedder(server.url + "/v1", query_prefix="query: ", document_prefix="passage: ")
+    assert plain.settings == {} and shaped.settings == {"query_prefix": "query: ", "document_prefix": "passage: "}
+    text = "Inspect the brood frames every nine days."
+    assert np.allclose(shaped.embed_queries([text]), plain.embed(["query: " + text]), atol=1e-5)
+    assert np.allclose(shaped.embed_documents([text]), plain.embed(["passage: " + text]), atol=1e-5)
+    assert np.allclose(plain.embed_queries([text]), plain.embed([text]), atol=1e-5)
+    env = {"RAG_HOME": str(tmp_path), "RAG_EMBED_URL": server.url + "/v1", "RAG_EMBED_QUERY_PREFIX": "query: "}
+    assert make_embedder(load_config(env=env)).settings == {"query_prefix": "query: "}
+
+
 def test_token_estimate_errs_high_on_notes(local):
     texts = vault_paragraphs()
     assert len(texts) > 30

@@ -89,7 +89,9 @@ def make_embedder(config: Config, progress: ProgressFn | None = None) -> Embedde
         from .openai import OpenAIEmbedder
 
         return OpenAIEmbedder(config.embed_url, model=config.embed_model, api_key=config.embed_api_key,
-                              max_tokens=config.embed_max_tokens)
+                              max_tokens=config.embed_max_tokens,
+                              query_prefix=config.embed_query_prefix or "",
+                              document_prefix=config.embed_document_prefix or "")
     from ..models.packages import EMBED_NAME
     from .builtin import resolve_embed_model
     from .llama import MINILM_MAX_TOKENS, LlamaEmbedder

@@ -58,7 +58,8 @@ class OpenAIEmbedder:
     """Sentence vectors from an embeddings server (`embed_url`, e.g. http://127.0.0.1:8080/v1)."""
 
     def __init__(self, base_url: str, *, model: str = "", api_key: str = "", max_tokens: int = 256,
-                 batch_size: int = BATCH, timeout: float = 60.0, retries: int = RETRIES, backoff: float = 0.5):
+                 batch_size: int = BATCH, timeout: float = 60.0, retries: int = RETRIES, backoff: float = 0.5,
+                 query_prefix: str = "", document_prefix: str = ""):
         parts = urlsplit(base_url.rstrip("/"))
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ModelError(f"embed_url must be an http(s) URL, got {base_url!r}",
@@ -74,6 +75,10 @@ class OpenAIEmbedder:
         self.timeout = timeout
         self.retries = retries
         self.backoff = backoff
+        # The server pools as its model says; only the prefixes (e5, bge, nomic want them) are
+        # ours to add, and they are fingerprinted like the local model's.
+        self.query_prefix = query_prefix
+        self.document_prefix = document_prefix
         # The probe learns the dimension and the server's model. It is retried once only: a
         # server that is not there at start is most often a wrong URL, and the user waits.
         vectors, self.server_model = self._request([_PROBE], retries=min(1, retries))
@@ -95,6 +100,18 @@ class OpenAIEmbedder:
             out[start:start + len(part)] = vectors
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         return out / np.maximum(norms, 1e-12)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self.embed([self.query_prefix + t for t in texts])
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        return self.embed([self.document_prefix + t for t in texts])
+
+    @property
+    def settings(self) -> dict[str, str]:
+        """The prefixes in use, where set: they shape the vectors, so they are fingerprinted."""
+        mine = {"query_prefix": self.query_prefix, "document_prefix": self.document_prefix}
+        return {k: v for k, v in mine.items() if v}
 
     def count_tokens(self, text: str) -> int:
         return estimate_tokens(text)
