@@ -248,19 +248,23 @@ class _Walk:
             yield Skipped(folder, f"unreadable folder: {exc.strerror or exc}")
             return
         for entry in entries:
-            if entry.name.startswith("."):  # hidden files and folders: ignored silently, not even stat'ed
+            name = entry.name
+            if name.startswith("."):  # hidden files and folders: ignored silently, not even stat'ed
                 continue
-            path = folder / entry.name
             try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+                if not is_dir and not is_candidate(name) and not entry.is_symlink():
+                    continue  # a file that is not a note: nothing to say about it (no lstat)
                 st = entry.stat(follow_symlinks=False)
             except OSError as exc:
-                yield Skipped(path, f"unreadable: {exc.strerror or exc}")
+                yield Skipped(folder / name, f"unreadable: {exc.strerror or exc}")
                 continue
+            path = folder / name
             if stat.S_ISDIR(st.st_mode):
-                if not self.pruned_dir(path, st, rel + entry.name):
-                    yield from self.walk(path, rel + entry.name + "/")
+                if not self.pruned_dir(path, st, rel + name):
+                    yield from self.walk(path, rel + name + "/")
                 continue
-            verdict = self.entry(path, st, rel + entry.name)
+            verdict = self.entry(path, st, rel + name)
             if verdict is not None:
                 yield verdict
 
