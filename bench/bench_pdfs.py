@@ -4,10 +4,9 @@ questions through the real CLI.
     python bench/bench_pdfs.py [--files GLOB] [--no-pass] [--no-index] [--before REV]
 
 Prints, per file of ../shared/corpora/pdfs-long and ../shared/corpora/pdfs:
-- pages, and how many of them read as tables (layout mode, see ragcli/ingest/pdf_layout.py);
-  the largest stream decoded while reading the text and the largest stream in the file (images
-  included); pages/s of pypdf's plain extraction and of ours in this process, and the slowest
-  page of ours;
+- pages; the largest stream decoded while reading the text and the largest stream in the
+  file (images included); pages/s of pypdf's plain extraction and of ours (today also plain: the
+  layout mode was held back) in this process, and the slowest page of ours;
 - through the real parse worker (a fresh one per file, default settings): seconds, the
   worker's peak RSS and peak virtual size (what parse_memory_mb limits), pages skipped and
   the reason when the file fails;
@@ -49,7 +48,8 @@ def in_process(path: Path) -> dict:
     import pypdf
     from pypdf import filters
 
-    from ragcli.ingest.pdf_layout import read_page  # what the parser reads: plain, layout on table pages
+    def page_text(page, _sink):  # what the parser reads now: plain extraction (layout mode held back)
+        return page.extract_text()
 
     decoded = [0]
     original = filters.decode_stream_data
@@ -75,18 +75,17 @@ def in_process(path: Path) -> dict:
             plain_s = time.perf_counter() - t
             text_stream = decoded[0]
             reader = pypdf.PdfReader(io.BytesIO(data))
-            slowest, tables, t = 0.0, 0, time.perf_counter()
+            slowest, t = 0.0, time.perf_counter()
             sink: list[str] = []
             for page in reader.pages:
                 t1 = time.perf_counter()
-                tables += read_page(page, sink)[1]
+                page_text(page, sink)
                 slowest = max(slowest, time.perf_counter() - t1)
             ours_s = time.perf_counter() - t
             any_stream = _largest_stream(pypdf.PdfReader(io.BytesIO(data)))
     finally:
         filters.decode_stream_data = original
-    return {"pages": pages, "tables": tables, "plain_pps": pages / plain_s, "ours_pps": pages / ours_s,
-            "slowest_page_s": slowest,
+    return {"pages": pages, "plain_pps": pages / plain_s, "ours_pps": pages / ours_s, "slowest_page_s": slowest,
             "text_stream_mb": text_stream / MB, "any_stream_mb": max(any_stream, text_stream) / MB,
             "plain_s": plain_s, "ours_s": ours_s}
 
@@ -192,14 +191,14 @@ def main() -> None:
     worst = {"text_stream_mb": 0.0, "any_stream_mb": 0.0, "peak_vm_mb": 0.0, "peak_rss_mb": 0.0,
              "slowest_page_s": 0.0}
     if not opts.no_pass:
-        total = {"pages": 0, "tables": 0, "plain_s": 0.0, "ours_s": 0.0, "worker_s": 0.0}
-        print(f"\n{'file':46s} {'pages':>5s} {'tables':>6s} {'text MB':>7s} {'any MB':>7s} {'plain p/s':>9s} "
+        total = {"pages": 0, "plain_s": 0.0, "ours_s": 0.0, "worker_s": 0.0}
+        print(f"\n{'file':46s} {'pages':>5s} {'text MB':>7s} {'any MB':>7s} {'plain p/s':>9s} "
               f"{'ours p/s':>8s} {'slowest':>7s} {'worker s':>8s} {'RSS MB':>6s} {'VM MB':>6s}  outcome")
         for path in files:
             try:
                 m = in_process(path)
             except Exception as exc:  # tricky files: their outcome is the worker's line
-                m = {"pages": 0, "tables": 0, "plain_pps": 0, "ours_pps": 0, "slowest_page_s": 0, "text_stream_mb": 0,
+                m = {"pages": 0, "plain_pps": 0, "ours_pps": 0, "slowest_page_s": 0, "text_stream_mb": 0,
                      "any_stream_mb": 0, "plain_s": 0, "ours_s": 0, "error": type(exc).__name__}
             w = through_worker(path, config, work)
             for key in ("text_stream_mb", "any_stream_mb", "slowest_page_s"):
@@ -207,16 +206,15 @@ def main() -> None:
             for key in ("peak_vm_mb", "peak_rss_mb"):
                 worst[key] = max(worst[key], w[key])
             total["pages"] += m["pages"]
-            total["tables"] += m["tables"]
             total["plain_s"] += m["plain_s"]
             total["ours_s"] += m["ours_s"]
             total["worker_s"] += w["seconds"]
             outcome = (f"ok, {w['sections']} pages with text" + (f", {len(w['skipped'])} skipped: {w['skipped'][:2]}"
                                                                  if w["skipped"] else "")) if w["ok"] else w["reason"]
-            print(f"{path.name[:46]:46s} {m['pages']:5d} {m['tables']:6d} {m['text_stream_mb']:7.2f} {m['any_stream_mb']:7.2f} "
+            print(f"{path.name[:46]:46s} {m['pages']:5d} {m['text_stream_mb']:7.2f} {m['any_stream_mb']:7.2f} "
                   f"{m['plain_pps']:9.1f} {m['ours_pps']:8.1f} {m['slowest_page_s']:6.2f}s {w['seconds']:8.1f} "
                   f"{w['peak_rss_mb']:6.0f} {w['peak_vm_mb']:6.0f}  {outcome[:150]}", flush=True)
-        print(f"{'all':46s} {total['pages']:5d} {total['tables']:6d} {worst['text_stream_mb']:7.2f} {worst['any_stream_mb']:7.2f} "
+        print(f"{'all':46s} {total['pages']:5d} {worst['text_stream_mb']:7.2f} {worst['any_stream_mb']:7.2f} "
               f"{total['pages'] / max(total['plain_s'], 1e-9):9.1f} {total['pages'] / max(total['ours_s'], 1e-9):8.1f} "
               f"{worst['slowest_page_s']:6.2f}s {total['worker_s']:8.1f} {worst['peak_rss_mb']:6.0f} "
               f"{worst['peak_vm_mb']:6.0f}  (worker: {total['pages'] / max(total['worker_s'], 1e-9):.1f} pages/s)")

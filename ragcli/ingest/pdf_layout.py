@@ -44,25 +44,20 @@ TABLE_ROWS = 3  # rows of cells a page needs to be read as a table
 
 def page_text(page, layout_warnings: list[str]) -> str:
     """The page's text; ``layout_warnings`` collects pypdf's warnings during layout mode."""
-    return read_page(page, layout_warnings)[0]
-
-
-def read_page(page, layout_warnings: list[str]) -> tuple[str, bool]:
-    """(the page's text, whether it was read as a table)."""
     plain = page.extract_text() or ""
     # A table needs TABLE_ROWS rows with a figure: a page with fewer figures is prose, and
     # skips layout mode (slower than plain mode).
     if sum(1 for w in plain.split() if _FIGURE.match(w)) < TABLE_ROWS or _layout_cost(page) > LAYOUT_MAX_COST:
-        return plain, False
+        return plain
     start = len(layout_warnings)
     layout = page.extract_text(extraction_mode="layout") or ""
     rotated = any(w.startswith("Rotated text") for w in layout_warnings[start:])
     del layout_warnings[start:]
     lines = [line.rstrip() for line in layout.split("\n")]
     if not looks_like_table(lines):
-        return plain, False
+        return plain
     text = _BLANKS.sub("\n\n", "\n".join(_squeeze(line) for line in lines)).strip("\n")
-    return (_with_rotated_lines(text, plain) if rotated else text), True
+    return _with_rotated_lines(text, plain) if rotated else text
 
 
 def looks_like_table(lines: list[str]) -> bool:
