@@ -9,8 +9,7 @@ this module reads page by page, so one bad page costs that page, not the file:
 - a page that trips a limit, takes longer than ``page_timeout`` or runs out of memory is
   skipped with a warning that names the setting to raise; the file fails only when no page
   could be read, with that reason;
-- the text of each page comes from ``pdf_layout.page_text``: pypdf's plain extraction, or
-  on a page that looks like a table its layout mode (rows kept on one line).
+- the text of each page is pypdf's plain extraction (a layout mode that keeps table rows on one line was tried and held back: it moved other papers' ranking; see bench/bench_pdfs.py).
 
 pypdf's many exceptions become one ParseError with a short reason. pypdf is imported inside
 functions: `import ragcli.cli` must not pull it in.
@@ -149,8 +148,6 @@ def _page_texts(reader, warnings: list[str], capture, limits: PdfLimits,
     """Each page's text ("" for a page skipped) and the pages skipped."""
     from pypdf.errors import LimitReachedError, PyPdfError
 
-    from .pdf_layout import page_text
-
     texts: list[str] = []
     skipped: list[_Skipped] = []
     total = len(reader.pages)
@@ -158,7 +155,7 @@ def _page_texts(reader, warnings: list[str], capture, limits: PdfLimits,
         text, skip = "", None
         try:
             with _alarm(limits.page_timeout):
-                text = page_text(page, capture.layout_warnings)
+                text = page.extract_text() or ""
         except PageTimeout:
             skip = _Skipped(n, "timeout", f"timed out after {limits.page_timeout:g}s",
                             "set parse_timeout to allow longer")
