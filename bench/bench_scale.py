@@ -350,6 +350,11 @@ def main() -> None:
     ap.add_argument("--keep", type=Path, help="work here and keep it (default: a temp dir, removed)")
     opts = ap.parse_args()
     skip = {s for s in opts.skip.split(",") if s}
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        # Started in the background by a shell (`... &`): SIGINT is ignored, and `rag` children
+        # would inherit that, so the Ctrl-C phase would wait forever. A handler here is reset
+        # to the default in each child at exec.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     if not MDN.is_dir():
         sys.exit(f"corpus not found: {MDN}")
     work = opts.keep or Path(tempfile.mkdtemp(prefix="ragcli-bench-scale-"))
