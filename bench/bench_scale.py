@@ -220,7 +220,7 @@ def percentile(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
 
 
-def phase_search(work: Path, indexed: list[str], n: int) -> None:
+def phase_search(work: Path, indexed: list[str], n: int, hits: bool = True) -> None:
     env = rag_env(work / "home")
     qs = queries(n, indexed)
     times, rss = [], []
@@ -247,6 +247,9 @@ def phase_search(work: Path, indexed: list[str], n: int) -> None:
         warm.append(time.perf_counter() - t)
     print(f"warm Searcher (loaded in {load_s:.2f}s): p50 {percentile(warm, .5) * 1000:.0f} ms, "
           f"p95 {percentile(warm, .95) * 1000:.0f} ms over {len(qs)} queries")
+    if not hits:
+        searcher.close()
+        return
     wanted = set(indexed)
     asked = [json.loads(line) for line in QUESTIONS.read_text().splitlines()]
     asked = [q for q in asked if {q["path"], *q["also"]} & wanted]
