@@ -176,8 +176,9 @@ def index_run(folder: Path, home: Path, label: str, args: tuple = ()) -> dict:
 
 
 def phase_first(notes: Path, work: Path) -> dict:
-    mdn = index_run(notes, work / "home", "mdn first index")
+    # the baseline first: it is short, so its figure is there even if the long MDN run is cut off
     vault = index_run(VAULT, work / "home-vault", "obsidian-help first index (baseline)")
+    mdn = index_run(notes, work / "home", "mdn first index")
     if mdn and vault:
         print(f"ratio MDN / Obsidian help vault: chunks/s {mdn['rate'] / vault['rate']:.2f}, tokens/s "
               f"{mdn['token_rate'] / vault['token_rate']:.2f} (target: within 10%)")
@@ -219,7 +220,7 @@ def percentile(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
 
 
-def phase_search(work: Path, indexed: list[str], n: int) -> None:
+def phase_search(work: Path, indexed: list[str], n: int, hits: bool = True) -> None:
     env = rag_env(work / "home")
     qs = queries(n, indexed)
     times, rss = [], []
@@ -246,6 +247,9 @@ def phase_search(work: Path, indexed: list[str], n: int) -> None:
         warm.append(time.perf_counter() - t)
     print(f"warm Searcher (loaded in {load_s:.2f}s): p50 {percentile(warm, .5) * 1000:.0f} ms, "
           f"p95 {percentile(warm, .95) * 1000:.0f} ms over {len(qs)} queries")
+    if not hits:
+        searcher.close()
+        return
     wanted = set(indexed)
     asked = [json.loads(line) for line in QUESTIONS.read_text().splitlines()]
     asked = [q for q in asked if {q["path"], *q["also"]} & wanted]
@@ -349,6 +353,11 @@ def main() -> None:
     ap.add_argument("--keep", type=Path, help="work here and keep it (default: a temp dir, removed)")
     opts = ap.parse_args()
     skip = {s for s in opts.skip.split(",") if s}
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        # Started in the background by a shell (`... &`): SIGINT is ignored, and `rag` children
+        # would inherit that, so the Ctrl-C phase would wait forever. A handler here is reset
+        # to the default in each child at exec.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     if not MDN.is_dir():
         sys.exit(f"corpus not found: {MDN}")
     work = opts.keep or Path(tempfile.mkdtemp(prefix="ragcli-bench-scale-"))

@@ -157,16 +157,20 @@ class NoteResolver:
 
     @classmethod
     def from_paths(cls, paths: Iterable[Path], roots: Iterable[Path] = ()) -> "NoteResolver":
-        roots = [Path(os.path.abspath(r)) for r in roots]
+        # Plain strings (abspath normalises them): with 14,000 notes, Path.parents and
+        # relative_to made this most of a one-note re-index.
+        prefixes = [os.path.join(os.path.abspath(r), "") for r in roots]  # "/vault/"
         by_name: dict[str, Path] = {}
         by_relpath: dict[str, Path] = {}
-        notes = [Path(os.path.abspath(p)) for p in paths if str(p).lower().endswith(NOTE_SUFFIXES)]
-        for path in sorted(notes, key=lambda p: (len(p.parts), str(p))):
-            by_name.setdefault(path.stem.lower(), path)
-            by_name.setdefault(path.name.lower(), path)
-            for root in roots:
-                if root in path.parents:
-                    rel = path.relative_to(root).as_posix().lower()
+        notes = [os.path.abspath(p) for p in paths if str(p).lower().endswith(NOTE_SUFFIXES)]
+        for text in sorted(notes, key=lambda p: (p.count(os.sep), p)):
+            path = Path(text)
+            name = os.path.basename(text).lower()
+            by_name.setdefault(os.path.splitext(name)[0], path)
+            by_name.setdefault(name, path)
+            for prefix in prefixes:
+                if text.startswith(prefix) and len(text) > len(prefix):
+                    rel = text[len(prefix):].replace(os.sep, "/").lower()
                     by_relpath.setdefault(rel, path)
                     by_relpath.setdefault(os.path.splitext(rel)[0], path)
         return cls(by_name, by_relpath)

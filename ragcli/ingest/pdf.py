@@ -9,7 +9,12 @@ this module reads page by page, so one bad page costs that page, not the file:
 - a page that trips a limit, takes longer than ``page_timeout`` or runs out of memory is
   skipped with a warning that names the setting to raise; the file fails only when no page
   could be read, with that reason;
-- the text of each page is pypdf's plain extraction (a layout mode that keeps table rows on one line was tried and held back: it moved other papers' ranking; see bench/bench_pdfs.py).
+- the text of each page is pypdf's plain extraction. Layout mode (table rows kept on one
+  line) was tried twice and left out: on every page it moved two-column papers' ranking;
+  on table pages only (3+ rows of 3+ cells with a figure, no prose gutter: 26% of the
+  chunks) it gained nothing on bench/questions/pdf_tables.jsonl (hybrid hit@5 18/20 both,
+  keyword 20/20 both, vector 18 -> 17, on an 801-page subset of pdfs-long) and read
+  pages about half as fast (plain extraction to decide, then layout).
 
 pypdf's many exceptions become one ParseError with a short reason. pypdf is imported inside
 functions: `import ragcli.cli` must not pull it in.

@@ -30,7 +30,7 @@ from .notes import CENTROIDS_META
 from .paths import CHROMA_NAME, MANIFEST_NAME
 from .recovery import forget_chroma_clients, vectors_open_in_child
 from .remote import describe, remote_collection
-from .sync import same_vector
+from .sync import same_vectors
 
 # Problem kinds, and which part of the index each one concerns.
 MANIFEST_CORRUPT = "manifest-corrupt"  # SQLite says the manifest file is damaged
@@ -275,6 +275,7 @@ def _compare_vectors(store, chunks: dict[str, tuple[str, str]], db: sqlite3.Conn
     for ids, metas, embeddings in store.pages(_PAGE):
         keys = [chunks[cid][1] for cid in ids if cid in chunks]
         cached = _cached(db, keys, dim)
+        compare: list[int] = []
         for i, cid in enumerate(ids):
             seen.add(cid)
             meta_path = (metas[i] or {}).get("path", "")
@@ -284,8 +285,12 @@ def _compare_vectors(store, chunks: dict[str, tuple[str, str]], db: sqlite3.Conn
             path, key = chunks[cid]
             if meta_path != path:
                 wrong_path[path] = wrong_path.get(path, 0) + 1
-            want = cached.get(key)
-            if want is not None and embeddings is not None and not same_vector(embeddings[i], want):
+            if embeddings is not None and cached.get(key) is not None:
+                compare.append(i)
+        alike = same_vectors([embeddings[i] for i in compare], [cached[chunks[ids[i]][1]] for i in compare])
+        for i, ok in zip(compare, alike):
+            if not ok:
+                path = chunks[ids[i]][0]
                 stale[path] = stale.get(path, 0) + 1
     missing: dict[str, int] = {}
     for cid in chunks.keys() - seen:

@@ -14,6 +14,23 @@ def same_vector(have, want: np.ndarray) -> bool:
     return have.shape == want.shape and bool(np.allclose(have, want, rtol=1e-4, atol=1e-5))
 
 
+def same_vectors(have: list, want: list[np.ndarray]) -> list[bool]:
+    """``same_vector`` for many pairs at once (verify compares every vector: one allclose per
+    vector was 5 s of 50 on 64k chunks)."""
+    out = [False] * len(have)
+    rows = [np.asarray(h, dtype=np.float32) for h in have]
+    alike = [i for i, (h, w) in enumerate(zip(rows, want)) if h.shape == w.shape and h.ndim == 1]
+    by_dim: dict[int, list[int]] = {}
+    for i in alike:
+        by_dim.setdefault(rows[i].shape[0], []).append(i)
+    for group in by_dim.values():
+        close = np.isclose(np.stack([rows[i] for i in group]), np.stack([want[i] for i in group]),
+                           rtol=1e-4, atol=1e-5).all(axis=1)
+        for i, ok in zip(group, close):
+            out[i] = bool(ok)
+    return out
+
+
 def sync_into(m: Manifest, dim: int, store) -> tuple[int, int, list[str]]:
     """Make ``store`` hold exactly the manifest's chunk ids, paths and cached vectors.
 
