@@ -1,6 +1,7 @@
 """ragcli at scale: the MDN corpus (14,235 notes, ../shared/corpora/mdn) through the real CLI.
 
     python bench/bench_scale.py [--limit N] [--interrupt-limit N] [--queries 100] [--skip PHASES]
+                                [--chroma-server]
 
 ``--limit N`` indexes only the first N notes by sorted path, plus the pages the questions of
 bench/questions/mdn.jsonl are about (so hit@5 is measured at every size; --no-question-pages
@@ -24,6 +25,10 @@ each printed as it finishes (``--skip`` takes a comma list of their names):
   uninterrupted, then Ctrl-C (SIGINT) at ~50% and `rag index` again, then kill -9 at ~50%
   and again: vectors kept at the stop + vectors embedded by the resume against the
   uninterrupted run's (anything over it was embedded twice), and total time.
+
+``--chroma-server`` runs every phase against a local `chroma run` on loopback
+(RAG_CHROMA_URL) instead of the embedded store, and prints the server's peak RSS at the end:
+run the bench twice, with and without it, for the two columns.
 
 Prints figures; asserts nothing.
 """
@@ -342,6 +347,18 @@ def phase_interrupt(notes: Path, work: Path, n: int) -> None:
         print(f"    rag verify after the resume: exit {verify.rc}, ok={verify.json().get('ok') if verify.out else None}")
 
 
+def start_chroma_server(work: Path):
+    """A `chroma run` on loopback that every later `rag` (and the warm Searcher) uses: rag_env
+    copies this process's environment."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from servers import chroma_server
+
+    server = chroma_server(work / "chroma-data", work / "chroma.log").start()
+    os.environ["RAG_CHROMA_URL"] = server.url
+    print(f"every phase through a Chroma server at {server.url} (pid {server.proc.pid})", flush=True)
+    return server
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--limit", type=int, help="index only the first N notes (sorted by path), plus the "
@@ -351,6 +368,8 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=100)
     ap.add_argument("--skip", default="", help=f"comma list of phases to skip: {', '.join(PHASES)}")
     ap.add_argument("--keep", type=Path, help="work here and keep it (default: a temp dir, removed)")
+    ap.add_argument("--chroma-server", action="store_true",
+                    help="every phase against a local `chroma run` on loopback instead of the embedded store")
     opts = ap.parse_args()
     skip = {s for s in opts.skip.split(",") if s}
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
@@ -372,6 +391,7 @@ def main() -> None:
           f"copied in {time.monotonic() - started:.1f}s; {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}",
           flush=True)
     warm_models(rag_env(work / "warm-home"))
+    server = start_chroma_server(work) if opts.chroma_server else None
     try:
         if "first" not in skip:
             phase_first(notes, work)
@@ -386,6 +406,11 @@ def main() -> None:
         if "interrupt" not in skip:
             phase_interrupt(notes, work, min(opts.interrupt_limit, len(paths)))
     finally:
+        if server is not None:
+            peak = proc_memory(server.proc.pid).get("VmHWM", 0)
+            server.stop()
+            print(f"[chroma server] peak RSS {peak:.0f} MB; data folder "
+                  f"{sum(f.stat().st_size for f in (work / 'chroma-data').rglob('*') if f.is_file()) / 2**20:.1f} MB")
         if not opts.keep:
             shutil.rmtree(work, ignore_errors=True)
     print(f"bench done in {time.monotonic() - started:.0f}s")
