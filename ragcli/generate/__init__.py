@@ -21,7 +21,7 @@ def make_generator(config: Config) -> Generator:
     from .llama import LlamaGenerator
 
     spec = resolve_llm_model(config)
-    generator = LlamaGenerator(spec.path, n_ctx=config.n_ctx, n_threads=config.n_threads,
+    generator = LlamaGenerator(spec.path, n_ctx=config.n_ctx, n_threads=config.threads,
                                n_gpu_layers=config.n_gpu_layers, cache_dir=config.data_dir / "cache",
                                model_name=spec.path.name)
     if spec.warning:
