@@ -20,7 +20,9 @@ each printed as it finishes (``--skip`` takes a comma list of their names):
   process, and warm (one long-lived Searcher in this process); hit@5 of keyword, vector and
   hybrid on bench/questions/mdn.jsonl (questions whose page is within the notes indexed);
 - ``verify``: `rag verify` time and peak RSS;
-- ``watch``: `rag watch` start-up (to the end of its start-up reconcile) and idle RSS;
+- ``watch``: `rag watch` start-up (to the end of its start-up reconcile), idle RSS and idle
+  CPU over 30 s; then the same with the inotify limit lowered to 8,192 watches in a user
+  namespace (MDN has 14,238 folders), so the watcher falls back to polling;
 - ``interrupt``: the first ``--interrupt-limit`` notes indexed three times in fresh homes:
   uninterrupted, then Ctrl-C (SIGINT) at ~50% and `rag index` again, then kill -9 at ~50%
   and again: vectors kept at the stop + vectors embedded by the resume against the
@@ -43,13 +45,15 @@ import shutil
 import signal
 import sqlite3
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 
-from benchlib import CORPORA, ROOT, children, finish, proc_memory, rag, rag_env, rag_popen, warm_models
+from benchlib import (CORPORA, ROOT, children, cpu_seconds, finish, proc_memory, rag, rag_env, rag_popen,
+                      warm_models)
 
 sys.path.insert(0, str(ROOT))
 MDN = CORPORA / "mdn"
@@ -278,8 +282,19 @@ def phase_verify(work: Path) -> None:
 
 
 def phase_watch(work: Path) -> None:
+    _watch_once(work, "rag watch")
+    script = "echo 8192 > /proc/sys/user/max_inotify_watches && exec \"$@\""
+    prefix = ("unshare", "-U", "-r", "sh", "-c", script, "sh")
+    probe = subprocess.run([*prefix, "true"], capture_output=True)
+    if probe.returncode == 0:
+        _watch_once(work, "rag watch, inotify limit 8192 (polling)", prefix)
+    else:
+        print("rag watch with a lowered inotify limit: skipped (no user namespaces here)")
+
+
+def _watch_once(work: Path, label: str, prefix: tuple[str, ...] = ()) -> None:
     env = rag_env(work / "home")
-    proc = rag_popen(["watch"], env)
+    proc = rag_popen(["watch"], env, prefix=prefix)
     lines: list[tuple[float, str]] = []
 
     def read() -> None:
@@ -294,15 +309,21 @@ def phase_watch(work: Path) -> None:
         ready = next((t for t, line in lines if "start-up reconcile:" in line), None)
         time.sleep(0.2)
     if ready is None:
-        print(f"rag watch: no start-up reconcile line; last lines: {[l for _, l in lines[-5:]]}")
+        print(f"{label}: no start-up reconcile line; last lines: {[l for _, l in lines[-5:]]}")
     else:
         time.sleep(5)
-        pids = [proc.pid] + children(proc.pid)
+        rag_pid = proc.pid  # unshare and sh exec: the same process
+        pids = [rag_pid] + children(rag_pid)
         mem = {pid: proc_memory(pid) for pid in pids}
-        detail = ", ".join(f"{'rag' if pid == proc.pid else 'worker'} {m.get('VmRSS', 0):.0f} MB"
+        detail = ", ".join(f"{'rag' if pid == rag_pid else 'worker'} {m.get('VmRSS', 0):.0f} MB"
                            for pid, m in mem.items())
-        print(f"rag watch: start-up reconcile done {ready:.2f}s after launch; idle RSS 5 s later: {detail} "
-              f"(peak {max(m.get('VmHWM', 0) for m in mem.values()):.0f} MB)")
+        before = sum(cpu_seconds(pid) for pid in pids)
+        time.sleep(30)
+        idle_cpu = (sum(cpu_seconds(pid) for pid in pids) - before) / 30
+        observer = next((l for _, l in lines if "polling" in l or "inotify" in l), "")
+        print(f"{label}: start-up reconcile done {ready:.2f}s after launch; idle RSS 5 s later: {detail} "
+              f"(peak {max(m.get('VmHWM', 0) for m in mem.values()):.0f} MB); idle CPU over 30 s "
+              f"{idle_cpu:.1%} of a core" + (f"; log: {observer[:160]}" if observer and prefix else ""))
     proc.send_signal(signal.SIGINT)
     try:
         proc.wait(timeout=60)

@@ -46,8 +46,8 @@ def rag(args: list[str], env: dict, stdin: bytes | None = None) -> Run:
     return finish(proc, stdin)
 
 
-def rag_popen(args: list[str], env: dict, **kw) -> subprocess.Popen:
-    proc = subprocess.Popen([sys.executable, "-m", "ragcli.cli", *map(str, args)], stdout=subprocess.PIPE,
+def rag_popen(args: list[str], env: dict, prefix: tuple[str, ...] = (), **kw) -> subprocess.Popen:
+    proc = subprocess.Popen([*prefix, sys.executable, "-m", "ragcli.cli", *map(str, args)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, env=env, cwd=env.get("PYTHONPATH", ROOT), **kw)
     proc.started_at = time.monotonic()
     return proc
@@ -83,6 +83,16 @@ def proc_memory(pid: int) -> dict[str, float]:
     except OSError:
         pass
     return out
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds a live process has used so far (its threads included)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
 
 
 def children(pid: int) -> list[int]:
