@@ -28,6 +28,10 @@ each printed as it finishes (``--skip`` takes a comma list of their names):
   and again: vectors kept at the stop + vectors embedded by the resume against the
   uninterrupted run's (anything over it was embedded twice), and total time.
 
+``--vectors-from HOME`` fills the new index's vector cache from an earlier run's index of the
+same notes, so the first index embeds nothing: with and without ``--chroma-server``, two
+such runs compare the stores on the whole corpus without hours of embedding twice.
+
 ``--chroma-server`` runs every phase against a local `chroma run` on loopback
 (RAG_CHROMA_URL) instead of the embedded store, and prints the server's peak RSS at the end:
 run the bench twice, with and without it, for the two columns.
@@ -184,7 +188,10 @@ def index_run(folder: Path, home: Path, label: str, args: tuple = ()) -> dict:
 # ---------------------------------------------------------------- phases
 
 
-def phase_first(notes: Path, work: Path) -> dict:
+def phase_first(notes: Path, work: Path, vectors_from: Path | None = None) -> dict:
+    if vectors_from is not None:
+        seed_vectors(work / "home", vectors_from)
+        return index_run(notes, work / "home", "mdn first index, vectors from the cache (nothing embedded)")
     # the baseline first: it is short, so its figure is there even if the long MDN run is cut off
     vault = index_run(VAULT, work / "home-vault", "obsidian-help first index (baseline)")
     mdn = index_run(notes, work / "home", "mdn first index")
@@ -192,6 +199,19 @@ def phase_first(notes: Path, work: Path) -> dict:
         print(f"ratio MDN / Obsidian help vault: chunks/s {mdn['rate'] / vault['rate']:.2f}, tokens/s "
               f"{mdn['token_rate'] / vault['token_rate']:.2f} (target: within 10%)")
     return mdn
+
+
+def seed_vectors(home: Path, source_home: Path) -> None:
+    """A new index whose vector cache holds another index's vectors (same model, keyed by
+    text): its first `rag index` embeds nothing, so it measures the pipeline and the store."""
+    empty = home.parent / "empty"
+    empty.mkdir(parents=True, exist_ok=True)
+    rag(["index", str(empty), "--json"], rag_env(home))  # creates the index
+    db = sqlite3.connect(home / "index" / "manifest.sqlite")
+    db.execute("ATTACH ? AS source", (str(source_home / "index" / "manifest.sqlite"),))
+    db.execute("INSERT OR IGNORE INTO vectors SELECT * FROM source.vectors")
+    db.commit()
+    db.close()
 
 
 def phase_again(notes: Path, work: Path, first: list[str]) -> None:
@@ -389,6 +409,9 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=100)
     ap.add_argument("--skip", default="", help=f"comma list of phases to skip: {', '.join(PHASES)}")
     ap.add_argument("--keep", type=Path, help="work here and keep it (default: a temp dir, removed)")
+    ap.add_argument("--vectors-from", type=Path, metavar="HOME",
+                    help="seed the vector cache from HOME (a --keep folder's home/, same notes): the first "
+                         "index embeds nothing and there is no vault baseline; for store comparisons")
     ap.add_argument("--chroma-server", action="store_true",
                     help="every phase against a local `chroma run` on loopback instead of the embedded store")
     opts = ap.parse_args()
@@ -415,7 +438,7 @@ def main() -> None:
     server = start_chroma_server(work) if opts.chroma_server else None
     try:
         if "first" not in skip:
-            phase_first(notes, work)
+            phase_first(notes, work, opts.vectors_from)
         if "again" not in skip:
             phase_again(notes, work, paths[0])
         if "search" not in skip:
