@@ -151,7 +151,7 @@ class _Reporter:
             self.bar = None
 
     def _open(self, event) -> None:
-        from rich.progress import (BarColumn, DownloadColumn, MofNCompleteColumn, Progress, TextColumn,
+        from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn,
                                    TimeElapsedColumn, TimeRemainingColumn, TransferSpeedColumn)
 
         self._close()
@@ -160,12 +160,14 @@ class _Reporter:
             columns = [TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
                        TransferSpeedColumn(), TimeRemainingColumn()]
         else:
-            columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+            # the bar and the time left follow the work (bytes) when the event carries it;
+            # the count shown stays the items' (files)
+            columns = [TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[count]}"),
                        TextColumn("{task.fields[note]}"), TimeElapsedColumn(), TextColumn("eta"),
                        TimeRemainingColumn()]
         self.bar = Progress(*columns, console=err(), transient=True)
         self.bar.start()
-        self.bar_task = self.bar.add_task(clean(event.task), total=event.total, note="")
+        self.bar_task = self.bar.add_task(clean(event.task), total=event.total, note="", count="")
 
     def __call__(self, event) -> None:
         if event.message:
@@ -175,7 +177,11 @@ class _Reporter:
             return
         if self.bar is None or event.task != self.task:
             self._open(event)
-        self.bar.update(self.bar_task, completed=event.done, total=event.total, note=clean(event.note))
+        weighted = event.work_total is not None
+        count = f"{event.done}/{event.total}" if event.total else str(event.done)
+        self.bar.update(self.bar_task, completed=event.work_done if weighted else event.done,
+                        total=event.work_total if weighted else event.total, note=clean(event.note),
+                        count=count if event.task != "Downloading" else "")
 
 
 # -- how results read ------------------------------------------------------------------------

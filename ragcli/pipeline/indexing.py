@@ -167,7 +167,9 @@ class Indexer:
             if item is not None:
                 found[path] = item
                 todo.add(path)
-        report_progress(self.progress, "Indexing", 0, len(todo))
+        order = sorted(todo)
+        sizes = [found[p].size for p in order]
+        report_progress(self.progress, "Indexing", 0, len(todo), work_total=sum(sizes))
         if plan.removed:
             report.chunks_removed += self.idx.remove(plan.removed)
             report.files_removed = len(plan.removed)
@@ -175,8 +177,8 @@ class Indexer:
             from ..ingest import NoteResolver
 
             resolver = NoteResolver.from_paths([Path(p) for p in set(found) | set(self.idx.files())], roots)
-            docs = self._parse_all([found[p] for p in sorted(todo)], resolver, roots, report)
-            self.add_documents(docs, report, total=len(todo))
+            docs = self._parse_all([found[p] for p in order], resolver, roots, report)
+            self.add_documents(docs, report, total=len(todo), sizes=sizes)
         self.idx.prune()
 
     def _changed(self, suspects: dict[str, str], found: dict) -> set[str]:
@@ -218,13 +220,17 @@ class Indexer:
 
     # -- documents: the one way content enters the index --------------------------------------
     def add_documents(self, docs: Iterable[tuple[FileRecord, Document] | None], report: IndexReport,
-                      total: int | None = None, start_over_on_mismatch: bool = False) -> None:
+                      total: int | None = None, start_over_on_mismatch: bool = False,
+                      sizes: Sequence[int] | None = None) -> None:
         """Chunk, embed what the cache lacks, and write, in batches of whole documents.
 
         A ``None`` item stands for a document that could not be read (counted, nothing written).
+        ``sizes``, each document's size in bytes in the same order, make the progress (and so
+        its time left) follow the work rather than the count of files.
         """
         pending: list[_Pending] = []
-        pending_chunks = done = 0
+        pending_chunks = done = work = 0
+        work_total = sum(sizes) if sizes is not None else None
         chunks_seen = 0
         for item in docs:
             done += 1
@@ -236,7 +242,9 @@ class Indexer:
                 pending_chunks += len(entry.chunks)
                 chunks_seen += len(entry.chunks)
                 path = f"{item[0].path} ({len(entry.chunks)} chunks)"
-            report_progress(self.progress, "Indexing", done, total, note=f"{chunks_seen} chunks", item=path)
+            work += sizes[done - 1] if sizes is not None and done <= len(sizes) else 0
+            report_progress(self.progress, "Indexing", done, total, note=f"{chunks_seen} chunks", item=path,
+                            work_done=work, work_total=work_total)
             if pending_chunks >= FLUSH_CHUNKS or len(pending) >= FLUSH_FILES:
                 self._flush(pending, report)
                 pending, pending_chunks = [], 0
