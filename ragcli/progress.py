@@ -23,7 +23,7 @@ class Progress:
     item: str = ""  # what was just done (a file's path), for logs
     # The same progress in units of work (bytes) when the items differ in size: the time left
     # is estimated from these. Replayed on MDN's first index (14,235 notes, 65 min), the time
-    # left counted in files was off by a median 39% (worst 120%), in bytes by 5% (worst 45%):
+    # left counted in files was off by a median 40% (worst 132%), in bytes by 6% (worst 45%):
     # bench/eta_replay.py.
     work_done: int = 0
     work_total: int | None = None
