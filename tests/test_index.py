@@ -337,3 +337,48 @@ def test_an_index_from_before_note_centroids_is_upgraded_in_place(vault, capsys,
     db.close()
     code, report = run_json(capsys, "verify", "--json")
     assert code == 0 and report["ok"], report
+
+
+def _vector_keys(rag_home) -> tuple[set[str], set[str], int]:
+    """(keys in the vector cache, keys the chunks use, candidates waiting to be pruned)."""
+    import sqlite3
+
+    db = sqlite3.connect(rag_home / "index" / "manifest.sqlite")
+    try:
+        cached = {k for (k,) in db.execute("SELECT key FROM vectors")}
+        used = {k for (k,) in db.execute("SELECT vec_key FROM chunks")}
+        waiting = db.execute("SELECT COUNT(*) FROM unpruned").fetchone()[0]
+    finally:
+        db.close()
+    return cached, used, waiting
+
+
+def test_a_deleted_notes_vectors_are_pruned_and_an_unchanged_run_checks_nothing(vault, capsys, rag_home):
+    assert run_json(capsys, "index", str(vault), "--json")[0] == 0
+    cached, used, waiting = _vector_keys(rag_home)
+    assert cached == used and waiting == 0
+    gone = vault / "Dev" / "Git tricks.md"
+    gone.unlink()
+    edited = vault / "Recipes" / "Sourdough.md"
+    edited.write_text(edited.read_text() + "\n\n## Storage\n\nKeep the starter in a lidded jar of quartz glass.\n")
+    code, report = run_json(capsys, "index", "--json")
+    assert code == 0 and report["files_removed"] == 1 and report["files_indexed"] == 1
+    after, used_after, waiting = _vector_keys(rag_home)
+    assert after == used_after and waiting == 0  # the deleted note's and the old section's vectors are gone
+    assert cached - used_after and not (cached - used_after) & after
+
+
+def test_vectors_orphaned_before_tracking_are_pruned_once(vault, capsys, rag_home):
+    """An index from before the candidate table: its first prune checks every vector."""
+    import sqlite3
+
+    assert run_json(capsys, "index", str(vault), "--json")[0] == 0
+    db = sqlite3.connect(rag_home / "index" / "manifest.sqlite")
+    db.execute("INSERT INTO vectors(key, vec) VALUES ('stray', x'00000000')")
+    db.execute("DELETE FROM unpruned")
+    db.execute("DELETE FROM meta WHERE key = 'prune_tracked'")
+    db.commit()
+    db.close()
+    assert run_json(capsys, "index", "--json")[0] == 0
+    cached, used, _ = _vector_keys(rag_home)
+    assert "stray" not in cached and cached == used

@@ -314,3 +314,17 @@ def test_paraphrased_questions_find_their_note_on_the_help_vault(help_vault_env)
         s.close()
     assert found["after"] >= 0.85 * len(questions), found
     assert found["after"] >= found["before"] + 5, found
+
+
+@pytest.mark.parametrize("query", ["pour over coffee ratio", "E4012 error code", "how long should bread rise"])
+def test_one_pass_keyword_search_equals_the_two_queries(searcher, query):
+    """Hybrid search reads the keyword top and the vector side's bm25 in one pass: the same
+    figures as asking for each on its own."""
+    match = fts_query(query)
+    idx = searcher.index
+    ids = [c for c, _ in idx.vector_search(searcher.embedder.embed_queries([query])[0], 20)]
+    ids += [c for c, _ in idx.keyword_search(match, 3) if c not in ids]  # some of them match for sure
+    top, scores = idx.keyword_search_with(match, 10, ids)
+    assert top == idx.keyword_search(match, 10)
+    assert scores == dict(idx.keyword_search(match, len(ids), ids=ids))
+    assert top and scores  # the queries do match the vault, so the check above means something

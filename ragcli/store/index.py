@@ -299,6 +299,11 @@ class Index(Repairs):
         """(chunk id, bm25 with higher = better) for an FTS5 MATCH expression."""
         return keywords.keyword_search(self._m.db, match, limit, paths, ids=ids)
 
+    def keyword_search_with(self, match: str, limit: int,
+                            ids: Sequence[str]) -> tuple[list[tuple[str, float]], dict[str, float]]:
+        """``keyword_search(match, limit)`` and the bm25 of the chunks ``ids``, in one pass."""
+        return keywords.keyword_search_with(self._m.db, match, limit, ids)
+
     def keyword_idf(self, terms: Sequence[str]) -> list[float]:
         return keywords.keyword_idf(self._m.db, terms)
 

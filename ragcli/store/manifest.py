@@ -68,6 +68,15 @@ CREATE TRIGGER IF NOT EXISTS chunks_ad AFTER DELETE ON chunks BEGIN
     VALUES ('delete', old.rowid, old.title || ' ' || old.aliases, old.heading, old.text);
 END;
 CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, vec BLOB NOT NULL);
+-- Vectors that may no longer be used: those of deleted chunks and those cached on their own.
+-- Pruning checks only these, so an unchanged re-index of a large index costs no scan
+-- (a full anti-join took 0.75 s of a 14k-note MDN re-index). Filled by the trigger in the
+-- deleting transaction, so a run killed before its prune leaves the work for the next one.
+CREATE INDEX IF NOT EXISTS chunks_vec_key ON chunks(vec_key);
+CREATE TABLE IF NOT EXISTS unpruned (key TEXT PRIMARY KEY);
+CREATE TRIGGER IF NOT EXISTS chunks_ad_unpruned AFTER DELETE ON chunks BEGIN
+    INSERT OR IGNORE INTO unpruned(key) VALUES (old.vec_key);
+END;
 CREATE TABLE IF NOT EXISTS notes (      -- note-level evidence for retrieval
     path TEXT PRIMARY KEY,
     centroid BLOB NOT NULL               -- the mean of the note's chunk vectors (float32, unit length)
@@ -281,12 +290,22 @@ class Manifest:
         return result
 
     def cache_vectors(self, items: Iterable[tuple[str, np.ndarray]]) -> None:
-        self.db.executemany("INSERT OR REPLACE INTO vectors(key, vec) VALUES (?, ?)",
-                            [(k, np.asarray(v, dtype=np.float32).tobytes()) for k, v in items])
+        rows = [(k, np.asarray(v, dtype=np.float32).tobytes()) for k, v in items]
+        self.db.executemany("INSERT OR REPLACE INTO vectors(key, vec) VALUES (?, ?)", rows)
+        self.db.executemany("INSERT OR IGNORE INTO unpruned(key) VALUES (?)", [(k,) for k, _v in rows])
 
     def prune_vectors(self) -> int:
-        """Drop cached vectors no chunk uses: deleted notes' text must not linger."""
-        cur = self.db.execute("DELETE FROM vectors WHERE key NOT IN (SELECT vec_key FROM chunks)")
+        """Drop cached vectors no chunk uses: deleted notes' text must not linger. Only the
+        candidates in ``unpruned`` are checked; an index from before that table is checked
+        whole, once."""
+        if self.get_meta("prune_tracked") != "1":
+            cur = self.db.execute("DELETE FROM vectors WHERE NOT EXISTS "
+                                  "(SELECT 1 FROM chunks WHERE chunks.vec_key = vectors.key)")
+            self.set_meta("prune_tracked", "1", commit=False)
+        else:
+            cur = self.db.execute("DELETE FROM vectors WHERE key IN (SELECT key FROM unpruned) AND NOT EXISTS "
+                                  "(SELECT 1 FROM chunks WHERE chunks.vec_key = vectors.key)")
+        self.db.execute("DELETE FROM unpruned")
         return cur.rowcount
 
     def paths_with_uncached_vectors(self, dim: int) -> list[str]:
