@@ -151,20 +151,21 @@ class NoteResolver:
     alphabetical order. Built from the discovered files, so it never points outside a root.
     """
 
-    def __init__(self, by_name: dict[str, Path], by_relpath: dict[str, Path]):
+    def __init__(self, by_name: dict[str, str], by_relpath: dict[str, str]):
         self._by_name = by_name
         self._by_relpath = by_relpath
 
     @classmethod
-    def from_paths(cls, paths: Iterable[Path], roots: Iterable[Path] = ()) -> "NoteResolver":
-        # Plain strings (abspath normalises them): with 14,000 notes, Path.parents and
-        # relative_to made this most of a one-note re-index.
+    def from_paths(cls, paths: Iterable[str | Path], roots: Iterable[str | Path] = ()) -> "NoteResolver":
+        # Plain strings (abspath normalises them), kept as strings until one is resolved:
+        # with 14,000 notes, Path objects (parents, relative_to, even construction) made
+        # this most of a one-note re-index.
         prefixes = [os.path.join(os.path.abspath(r), "") for r in roots]  # "/vault/"
-        by_name: dict[str, Path] = {}
-        by_relpath: dict[str, Path] = {}
+        by_name: dict[str, str] = {}
+        by_relpath: dict[str, str] = {}
         notes = [os.path.abspath(p) for p in paths if str(p).lower().endswith(NOTE_SUFFIXES)]
         for text in sorted(notes, key=lambda p: (p.count(os.sep), p)):
-            path = Path(text)
+            path = text
             name = os.path.basename(text).lower()
             by_name.setdefault(os.path.splitext(name)[0], path)
             by_name.setdefault(name, path)
@@ -180,18 +181,17 @@ class NoteResolver:
         if not target:
             return None
         hit = self._by_relpath.get(target)
-        if hit is not None:
-            return hit
-        name = target.rsplit("/", 1)[-1]
-        return self._by_name.get(name) or self._by_name.get(os.path.splitext(name)[0] if
-                                                            name.endswith(NOTE_SUFFIXES) else name)
+        if hit is None:
+            name = target.rsplit("/", 1)[-1]
+            hit = self._by_name.get(name) or self._by_name.get(os.path.splitext(name)[0] if
+                                                               name.endswith(NOTE_SUFFIXES) else name)
+        return Path(hit) if hit is not None else None
 
     def to_dict(self) -> dict[str, dict[str, str]]:
         """A plain form, to hand the resolver to the parsing worker process."""
-        return {"name": {k: str(v) for k, v in self._by_name.items()},
-                "rel": {k: str(v) for k, v in self._by_relpath.items()}}
+        return {"name": dict(self._by_name), "rel": dict(self._by_relpath)}
 
     @classmethod
     def from_dict(cls, data: dict[str, dict[str, str]]) -> "NoteResolver":
-        return cls({k: Path(v) for k, v in data.get("name", {}).items()},
-                   {k: Path(v) for k, v in data.get("rel", {}).items()})
+        return cls({k: str(v) for k, v in data.get("name", {}).items()},
+                   {k: str(v) for k, v in data.get("rel", {}).items()})

@@ -176,7 +176,7 @@ class Indexer:
         if todo:
             from ..ingest import NoteResolver
 
-            resolver = NoteResolver.from_paths([Path(p) for p in set(found) | set(self.idx.files())], roots)
+            resolver = NoteResolver.from_paths(set(found) | self.idx.paths(), roots)
             docs = self._parse_all([found[p] for p in order], resolver, roots, report)
             self.add_documents(docs, report, total=len(todo), sizes=sizes)
         self.idx.prune()

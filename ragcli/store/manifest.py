@@ -181,6 +181,9 @@ class Manifest:
         rows = self.db.execute(sql + (" WHERE root = ?" if root else ""), (root,) if root else ())
         return {r[0]: _file_record(r) for r in rows}
 
+    def paths(self) -> set[str]:
+        return {r[0] for r in self.db.execute("SELECT path FROM files")}
+
     def file(self, path: str) -> FileRecord | None:
         row = self.db.execute(
             "SELECT path, root, size, mtime_ns, hash, title, tags, date, embeds, warnings, indexed_at"
