@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import plistlib
 import shutil
 import signal
@@ -451,6 +452,43 @@ def test_sigterm_during_a_long_reconcile_rolls_back_and_restart_finishes(tmp_pat
     assert d2.terminate()[0] == 0
     verify = rag("verify", "--json")
     assert verify.returncode == 0, verify.stdout + verify.stderr
+
+
+def _inotify_masks(pid: int) -> list[int]:
+    """The event mask of every inotify watch the process holds (from /proc/PID/fdinfo)."""
+    masks = []
+    for info in Path(f"/proc/{pid}/fdinfo").iterdir():
+        try:
+            text = info.read_text()
+        except OSError:
+            continue
+        masks += [int(m, 16) for m in re.findall(r"^inotify wd:\S+ ino:\S+ sdev:\S+ mask:([0-9a-f]+)", text, re.M)]
+    return masks
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")
+def test_the_watcher_does_not_ask_inotify_for_opens_and_closes(vault, rag_home, daemons):
+    """Reading a folder opens it: with IN_OPEN / IN_CLOSE_NOWRITE watched, walking a big vault
+    (our reconcile, or watchdog's after a queue overflow) floods the kernel's queue, and on
+    MDN's 14k folders the idle watcher spun a core recovering from its own walks."""
+    for depth in range(3):
+        (vault / "Deep" / "/".join(f"d{i}" for i in range(depth + 1))).mkdir(parents=True, exist_ok=True)
+    d = daemons(rag_home, str(vault), "--debounce", "0.3")
+    assert d.wait_ready()["observer"] == "native"
+    masks = _inotify_masks(d.proc.pid)
+    folders = 1 + sum(1 for p in vault.rglob("*") if p.is_dir() and not p.name.startswith("."))
+    assert len(masks) >= folders
+    in_open, in_close_nowrite, in_modify, in_create = 0x20, 0x10, 0x2, 0x100
+    assert all(m & (in_open | in_close_nowrite) == 0 for m in masks), [hex(m) for m in masks]
+    assert all(m & in_modify and m & in_create for m in masks)
+    note = vault / "Deep" / "d0" / "d1" / "Found.md"
+    note.write_text("# Found\n\nA note written below the watched folders. Marker: cassowary.\n")
+    reader = Reader()
+    try:
+        wait_for(lambda: str(note) in reader.keyword_paths("cassowary"), DEADLINE, "the new note", d.proc)
+    finally:
+        reader.close()
+    assert d.terminate()[0] == 0
 
 
 def _unshare_works() -> bool:

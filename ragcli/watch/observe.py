@@ -62,12 +62,24 @@ def _start(roots: Sequence[Path], handler, polling: bool):
         observer = Observer()
     try:
         for root in roots:
-            observer.schedule(handler, str(root), recursive=True)
+            observer.schedule(handler, str(root), recursive=True, event_filter=_wanted_events())
         observer.start()
     except BaseException:
         stop_observer(observer)
         raise
     return observer
+
+
+def _wanted_events() -> list:
+    """The events that can change the index. Without a filter watchdog also asks inotify for
+    every open and close of a folder, and walking a big vault (our reconcile, or watchdog's own
+    after a queue overflow) opens every folder: on MDN's 14,238 folders that overflowed the
+    kernel's queue, watchdog walked again to recover, and the idle watcher spun a whole core."""
+    from watchdog.events import (DirCreatedEvent, DirDeletedEvent, DirMovedEvent, FileCreatedEvent,
+                                 FileDeletedEvent, FileModifiedEvent, FileMovedEvent)
+
+    return [FileCreatedEvent, FileModifiedEvent, FileDeletedEvent, FileMovedEvent,
+            DirCreatedEvent, DirDeletedEvent, DirMovedEvent]
 
 
 def stop_observer(observer, timeout: float = 2.0) -> None:
