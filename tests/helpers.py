@@ -131,3 +131,36 @@ def chroma_do(home: Path, code: str) -> None:
     out = subprocess.run([sys.executable, "-c", prelude + code, str(home / "index" / "chroma")],
                          capture_output=True, text=True, env=dict(os.environ, ANONYMIZED_TELEMETRY="False"))
     assert out.returncode == 0, out.stderr[-2000:]
+
+
+def on_a_terminal(args, stream: str = "stdout", env: dict | None = None,
+                  timeout: float = 600) -> tuple[int, bytes]:
+    """`rag ARGS` with ``stream`` (stdout or stderr) on a pseudo-terminal, the other one
+    discarded: (exit code, what the terminal received)."""
+    import pty
+    import select
+    import time
+
+    master, slave = pty.openpty()
+    e = dict(os.environ, PYTHONPATH=str(ROOT), **(env or {}))
+    streams = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, stream: slave}
+    proc = subprocess.Popen([sys.executable, "-m", "ragcli.cli", *map(str, args)], stdin=subprocess.DEVNULL,
+                            env=e, **streams)
+    os.close(slave)
+    output = b""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 1.0)
+        if ready:
+            try:
+                data = os.read(master, 65536)
+            except OSError:  # the child closed the terminal
+                break
+            if not data:
+                break
+            output += data
+        elif proc.poll() is not None:
+            break
+    proc.wait(timeout=60)
+    os.close(master)
+    return proc.returncode, output

@@ -14,15 +14,13 @@ from __future__ import annotations
 
 import json
 import os
-import pty
-import select
 import subprocess
 import sys
-import time
 
 import pytest
 
 from helpers import ROOT, ok, rag
+from helpers import on_a_terminal as helpers_terminal
 from test_daemon import detach, index_dir, vault  # noqa: F401 - fixtures: a vault, and no watcher left behind
 
 from ragcli.cli import full_app, main
@@ -138,28 +136,7 @@ def _heavy_after(args: list[str], **env) -> tuple[int, list[str]]:
 
 def on_a_terminal(*args: str, **env) -> tuple[int, bytes]:
     """`rag ARGS` with stdout on a pseudo-terminal (so `rag ask` streams): (exit code, bytes)."""
-    master, slave = pty.openpty()
-    e = dict(os.environ, PYTHONPATH=str(ROOT), **env)
-    proc = subprocess.Popen([sys.executable, "-m", "ragcli.cli", *args], stdout=slave, stderr=subprocess.DEVNULL,
-                            stdin=subprocess.DEVNULL, env=e)
-    os.close(slave)
-    output = b""
-    deadline = time.monotonic() + 600
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([master], [], [], 1.0)
-        if ready:
-            try:
-                data = os.read(master, 4096)
-            except OSError:  # the child closed the terminal
-                break
-            if not data:
-                break
-            output += data
-        elif proc.poll() is not None:
-            break
-    proc.wait(timeout=60)
-    os.close(master)
-    return proc.returncode, output
+    return helpers_terminal(args, "stdout", env)
 
 
 def _ask_events(path, question: str, **fields) -> list[dict]:

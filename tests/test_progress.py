@@ -3,16 +3,9 @@ work), and drawn as a bar on a terminal only."""
 
 from __future__ import annotations
 
-import os
-import pty
-import select
-import subprocess
-import sys
-import time
 from pathlib import Path
 
-from conftest import ROOT
-from helpers import ok, rag
+from helpers import ok, on_a_terminal, rag
 
 from ragcli.config import load_config
 from ragcli.pipeline import index
@@ -46,35 +39,10 @@ def test_progress_counts_files_and_measures_bytes(tmp_path):
     assert big.work_done - before.work_done == (vault / "big.md").stat().st_size > sizes / 2
 
 
-def _run_on_terminal(args: list[str], timeout: float = 600) -> tuple[int, str]:
-    """`rag ARGS` with stderr on a pseudo-terminal; what the terminal received."""
-    master, slave = pty.openpty()
-    env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="160", TERM="xterm")
-    env.pop("NO_COLOR", None)
-    proc = subprocess.Popen([sys.executable, "-m", "ragcli.cli", *args], stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=slave, env=env)
-    os.close(slave)
-    received, deadline = b"", time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([master], [], [], 1.0)
-        if ready:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:  # the child closed its end
-                break
-            if not chunk:
-                break
-            received += chunk
-        elif proc.poll() is not None:
-            break
-    os.close(master)
-    proc.stdout.read()
-    return proc.wait(timeout=60), received.decode("utf-8", errors="replace")
-
-
 def test_progress_bar_on_a_terminal_only(tmp_path):
     vault = _vault(tmp_path / "vault")
-    code, screen = _run_on_terminal(["index", str(vault)])
+    code, received = on_a_terminal(["index", vault], "stderr", {"COLUMNS": "160", "TERM": "xterm"})
+    screen = received.decode("utf-8", errors="replace")
     assert code == 0, screen[-2000:]
     assert "Indexing" in screen and "/7" in screen and "eta" in screen
     (vault / "small 0.md").write_text("# Small 0\n\nChanged: lanterns and quartz.\n")
