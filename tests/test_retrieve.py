@@ -328,3 +328,5 @@ def test_one_pass_keyword_search_equals_the_two_queries(searcher, query):
     assert top == idx.keyword_search(match, 10)
     assert scores == dict(idx.keyword_search(match, len(ids), ids=ids))
     assert top and scores  # the queries do match the vault, so the check above means something
+    within = sorted({ch.path for ch in idx.chunks([c for c, _ in top]).values()})[:1]  # one note only
+    assert idx.keyword_search_with(match, 10, ids, within)[0] == idx.keyword_search(match, 10, within)

@@ -114,15 +114,13 @@ class Searcher:
         f = self.fusion
         complete = mode == "hybrid" and f.complete
         found: dict[str, float] = {}
-        if complete and match and paths is None:  # the keyword top and the vector side's bm25 at once
-            kw, found = self.index.keyword_search_with(match, n, [c for c, _ in vec])
+        if complete and match:  # the keyword top and the vector side's bm25 at once
+            kw, found = self.index.keyword_search_with(match, n, [c for c, _ in vec], paths)
         else:
             kw = self.index.keyword_search(match, n, paths) if mode != "vector" and match else []
         vec_scores, kw_scores = dict(vec), dict(kw)
         if complete:
             missing = [c for c in vec_scores if c not in kw_scores]
-            if match and missing and paths is not None:
-                found = dict(self.index.keyword_search(match, len(missing), None, ids=missing))
             vec_scores.update(self.cosines(qvec, [c for c in kw_scores if c not in vec_scores]))
             kw_scores.update({c: found.get(c, 0.0) for c in missing})
         evidence = self._with_notes(qvec, vec_scores) if qvec is not None else vec_scores

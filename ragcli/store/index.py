@@ -238,7 +238,7 @@ class Index(Repairs):
 
     def cache_vectors(self, items: Iterable[tuple[str, np.ndarray]]) -> None:
         """Step 1 of the write protocol on its own: vectors kept even if the run dies next."""
-        self._m.cache_vectors(items)
+        self._m.cache_vectors(items, unused=True)
         self._m.db.commit()
 
     def apply(self, updates: Sequence[FileUpdate], removals: Sequence[str] = ()) -> tuple[int, int]:
@@ -303,10 +303,10 @@ class Index(Repairs):
         """(chunk id, bm25 with higher = better) for an FTS5 MATCH expression."""
         return keywords.keyword_search(self._m.db, match, limit, paths, ids=ids)
 
-    def keyword_search_with(self, match: str, limit: int,
-                            ids: Sequence[str]) -> tuple[list[tuple[str, float]], dict[str, float]]:
-        """``keyword_search(match, limit)`` and the bm25 of the chunks ``ids``, in one pass."""
-        return keywords.keyword_search_with(self._m.db, match, limit, ids)
+    def keyword_search_with(self, match: str, limit: int, ids: Sequence[str],
+                            paths: Sequence[str] | None = None) -> tuple[list[tuple[str, float]], dict[str, float]]:
+        """``keyword_search(match, limit, paths)`` and the bm25 of the chunks ``ids``, in one pass."""
+        return keywords.keyword_search_with(self._m.db, match, limit, ids, paths)
 
     def keyword_idf(self, terms: Sequence[str]) -> list[float]:
         return keywords.keyword_idf(self._m.db, terms)

@@ -292,10 +292,13 @@ class Manifest:
                     result[key] = vec
         return result
 
-    def cache_vectors(self, items: Iterable[tuple[str, np.ndarray]]) -> None:
+    def cache_vectors(self, items: Iterable[tuple[str, np.ndarray]], unused: bool = False) -> None:
+        """``unused``: no chunk uses them yet (cached ahead of their chunks), so the next prune
+        checks them; vectors written with their chunks in one transaction need no check."""
         rows = [(k, np.asarray(v, dtype=np.float32).tobytes()) for k, v in items]
         self.db.executemany("INSERT OR REPLACE INTO vectors(key, vec) VALUES (?, ?)", rows)
-        self.db.executemany("INSERT OR IGNORE INTO unpruned(key) VALUES (?)", [(k,) for k, _v in rows])
+        if unused:
+            self.db.executemany("INSERT OR IGNORE INTO unpruned(key) VALUES (?)", [(k,) for k, _v in rows])
 
     def prune_vectors(self) -> int:
         """Drop cached vectors no chunk uses: deleted notes' text must not linger. Only the
