@@ -317,16 +317,36 @@ def test_paraphrased_questions_find_their_note_on_the_help_vault(help_vault_env)
 
 
 @pytest.mark.parametrize("query", ["pour over coffee ratio", "E4012 error code", "how long should bread rise"])
-def test_one_pass_keyword_search_equals_the_two_queries(searcher, query):
-    """Hybrid search reads the keyword top and the vector side's bm25 in one pass: the same
-    figures as asking for each on its own."""
+def test_candidate_keyword_scores_equal_the_ranking(searcher, query):
+    """Hybrid search asks for the bm25 of the vector side's candidates on their own: the same
+    figures as ranking every match, and nothing for a candidate that matches no term."""
     match = fts_query(query)
     idx = searcher.index
+    ranked = dict(idx.keyword_search(match, 100_000))
     ids = [c for c, _ in idx.vector_search(searcher.embedder.embed_queries([query])[0], 20)]
-    ids += [c for c, _ in idx.keyword_search(match, 3) if c not in ids]  # some of them match for sure
-    top, scores = idx.keyword_search_with(match, 10, ids)
-    assert top == idx.keyword_search(match, 10)
-    assert scores == dict(idx.keyword_search(match, len(ids), ids=ids))
-    assert top and scores  # the queries do match the vault, so the check above means something
-    within = sorted({ch.path for ch in idx.chunks([c for c, _ in top]).values()})[:1]  # one note only
-    assert idx.keyword_search_with(match, 10, ids, within)[0] == idx.keyword_search(match, 10, within)
+    ids += [c for c in list(ranked)[:3] if c not in ids]  # some of them match for sure
+    scores = idx.keyword_scores(match, ids)
+    assert scores == {c: ranked[c] for c in ids if c in ranked}
+    assert scores and len(scores) < len(ids)  # some match and some do not: the check means something
+    within = sorted({ch.path for ch in idx.chunks(list(ranked)[:1]).values()})  # one note only
+    paths = {cid: ch.path for cid, ch in idx.chunks(list(ranked)).items()}
+    assert idx.keyword_search(match, 10, within) == [(c, s) for c, s in ranked.items() if paths[c] in within][:10]
+
+
+@pytest.mark.parametrize("query", ["tomato harvest", "error code sync", "storage quota for the fence"])
+def test_keyword_top_ranked_in_parts_on_threads_equals_one_scan(searcher, query):
+    """A large index is ranked in rowid ranges on worker threads: the merged top is the top
+    of one scan over every chunk, with the same bm25, filtered or not."""
+    from ragcli.retrieve.ranking import KeywordRanker
+
+    match = fts_query(query)
+    idx = searcher.index
+    ranker = KeywordRanker(idx, parts=3, split_from=0)
+    try:
+        whole = idx.keyword_search(match, 8)
+        assert len(whole) >= 3  # the query matches in several parts: the comparison means something
+        assert sorted(ranker.start(match, 8)(), key=lambda r: (-r[1], r[0])) == sorted(whole, key=lambda r: (-r[1], r[0]))
+        within = sorted({ch.path for ch in idx.chunks([c for c, _ in whole]).values()})[:1]
+        assert ranker.start(match, 8, within)() == idx.keyword_search(match, 8, within)
+    finally:
+        ranker.close()

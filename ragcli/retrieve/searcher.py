@@ -35,6 +35,7 @@ from ..store import Index
 from ..types import Hit
 from ..words import is_known_word
 from .fusion import ALPHA, FULL_KEYWORD_COVER, NOTE_WEIGHT, fts_query, fuse_convex, fuse_rrf
+from .ranking import KeywordRanker
 
 MODES = ("hybrid", "vector", "keyword")
 CANDIDATES = 50  # per side, before fusion
@@ -81,8 +82,10 @@ class Searcher:
         self.index = index or Index.open_reader(config)
         self._embedder = embedder
         self.fusion = fusion or Fusion()
+        self._ranker = KeywordRanker(self.index)
 
     def close(self) -> None:
+        self._ranker.close()
         self.index.close()
 
     @property
@@ -108,33 +111,41 @@ class Searcher:
         paths = self._allowed_paths(filters)
         if paths is not None and not paths:
             return []
-        qvec = self.embedder.embed_queries([query])[0] if mode != "keyword" else None
         match = self._respelled(fts_query(query)) if mode != "vector" else ""
-        vec = self.index.vector_search(qvec, n, paths) if qvec is not None else []
+        if mode == "hybrid":
+            return self._hybrid(query, match, k, n, paths)
+        if mode == "keyword":
+            kw = self._ranker.start(match, n, paths)() if match else []
+            return self._hits(kw[:k], {}, dict(kw))
+        qvec = self.embedder.embed_queries([query])[0]
+        cosines = dict(self.index.vector_search(qvec, n, paths))
+        ranked = sorted(self._with_notes(qvec, cosines).items(), key=lambda item: (-item[1], item[0]))
+        return self._hits(ranked[:k], cosines, {})
+
+    def _hybrid(self, query: str, match: str, k: int, n: int, paths: list[str] | None) -> list[Hit]:
+        """Both sides' candidates, completed and fused (see the module's docstring).
+
+        The keyword top is ranked on other threads (``ranking``) while this one embeds the
+        query, searches vectors and scores the vector candidates' keywords."""
         f = self.fusion
-        complete = mode == "hybrid" and f.complete
-        found: dict[str, float] = {}
-        if complete and match:  # the keyword top and the vector side's bm25 at once
-            kw, found = self.index.keyword_search_with(match, n, [c for c, _ in vec], paths)
-        else:
-            kw = self.index.keyword_search(match, n, paths) if mode != "vector" and match else []
+        top = self._ranker.start(match, n, paths) if match else None
+        qvec = self.embedder.embed_queries([query])[0]
+        vec = self.index.vector_search(qvec, n, paths)
+        found = self.index.keyword_scores(match, [c for c, _ in vec]) if match and f.complete else {}
+        ideal = f.keyword_scale == "ideal" and match
+        scale = sum(self.index.keyword_idf(match.split(" OR "))) if ideal else None
+        kw = top() if top is not None else []
         vec_scores, kw_scores = dict(vec), dict(kw)
-        if complete:
-            missing = [c for c in vec_scores if c not in kw_scores]
+        if f.complete:  # every candidate gets both scores (0: it matches no query term)
             vec_scores.update(self.cosines(qvec, [c for c in kw_scores if c not in vec_scores]))
-            kw_scores.update({c: found.get(c, 0.0) for c in missing})
-        evidence = self._with_notes(qvec, vec_scores) if qvec is not None else vec_scores
-        if mode == "hybrid" and f.method == "rrf":
+            kw_scores.update({c: found.get(c, 0.0) for c in vec_scores if c not in kw_scores})
+        if f.method == "rrf":
             ranked = fuse_rrf(vec, kw)
-        elif mode == "hybrid":
-            scale = sum(self.index.keyword_idf(match.split(" OR "))) if f.keyword_scale == "ideal" and match else None
+        else:
+            evidence = self._with_notes(qvec, vec_scores)
             own = [evidence[c] for c, _ in vec if c in evidence]
             span = (min(own), max(own)) if f.vector_scale == "own" and own else None
             ranked = fuse_convex(evidence, kw_scores, f.alpha, scale, f.full_keyword_cover, span)
-        elif mode == "vector":
-            ranked = sorted(evidence.items(), key=lambda item: (-item[1], item[0]))
-        else:
-            ranked = kw
         return self._hits(ranked[:k], vec_scores, kw_scores)
 
     def _respelled(self, match: str) -> str:
