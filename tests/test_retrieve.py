@@ -272,6 +272,7 @@ def test_note_centroids_follow_edits_and_deletions(tmp_path, models_dir):
         kettle = [h.chunk for h in s.search("kettle", k=5, mode="keyword") if h.chunk.path.endswith("kettle.md")]
         bike = s.search("tyres sidewall", k=1, mode="keyword")[0].chunk.id
         before = s.index.note_centroids([c.id for c in kettle] + [bike])
+        idf_before = s.index.keyword_idf(['"vinegar"', '"rinse"'])  # remembered by this reader
         assert set(before) == {*(c.id for c in kettle), bike}
         assert len(kettle) == 2 and np.array_equal(before[kettle[0].id], before[kettle[1].id])
         mean = s.embedder.embed_documents([c.embed_text() for c in kettle]).mean(axis=0)
@@ -284,6 +285,12 @@ def test_note_centroids_follow_edits_and_deletions(tmp_path, models_dir):
         after = s.index.note_centroids([rinse, bike])
         assert bike not in after  # the deleted note's centroid went with it
         assert float(after[rinse] @ before[kettle[0].id]) < 0.99  # a new opening paragraph moved it
+        idf_after = s.index.keyword_idf(['"vinegar"', '"rinse"'])  # the index changed: counted again
+        fresh = Searcher(config)
+        try:
+            assert idf_after == fresh.index.keyword_idf(['"vinegar"', '"rinse"']) != idf_before
+        finally:
+            fresh.close()
     finally:
         s.close()
 
