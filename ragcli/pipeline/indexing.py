@@ -177,6 +177,9 @@ class Indexer:
             from ..ingest import NoteResolver
 
             resolver = NoteResolver.from_paths(set(found) | self.idx.paths(), roots)
+            # Chroma loads on a thread while the notes are parsed and embedded (both let go of
+            # the GIL); started any earlier, its import would starve this thread's Python.
+            self.idx.open_vectors_ahead()
             docs = self._parse_all([found[p] for p in order], resolver, roots, report)
             self.add_documents(docs, report, total=len(todo), sizes=sizes)
         self.idx.prune()

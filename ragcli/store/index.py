@@ -30,16 +30,15 @@ import numpy as np
 
 from ..config import Config, ensure_private_dir
 from ..errors import NoIndexError, StoreError
-from ..types import Chunk
-from . import keywords
 from .fingerprint import Fingerprint, check_model, mismatch_error
 from .lock import WriteLock
 from .manifest import FileRecord, Manifest, StoredChunk
-from .notes import CENTROIDS_META, fill_missing_centroids, note_centroids
+from .notes import CENTROIDS_META, fill_missing_centroids
 from .paths import CHROMA_NAME, LOCK_NAME, MANIFEST_NAME
 from .recovery import forget_chroma_clients
 from .remote import META_KEY, catch_up, new_collection_name, remote_collection
 from .repair import Repairs
+from .searching import Searching
 
 
 @dataclass
@@ -66,7 +65,7 @@ def index_exists(config: Config) -> bool:
     return (config.index_dir / MANIFEST_NAME).is_file()
 
 
-class Index(Repairs):
+class Index(Searching, Repairs):
     """Open with ``Index.open_reader`` or ``Index.open_writer`` (which takes the write lock)."""
 
     def __init__(self, config: Config, manifest: Manifest, lock: WriteLock | None = None,
@@ -78,6 +77,7 @@ class Index(Repairs):
         self._beside = beside  # the writer in this same process (see ``open_reader``)
         self._vectors = None
         self._vectors_generation = -1
+        self._ahead = None  # a vectors.OpenAhead: the local store being opened on a thread
         self._idf: dict[str, float] = {}  # FTS5 term -> idf, for the index as of _idf_version
         self._idf_version: tuple[int, int] | None = None
         self._caught_up = False  # a writer on a Chroma server compared its collection once
@@ -115,6 +115,12 @@ class Index(Repairs):
             raise
 
     def close(self) -> None:
+        if self._ahead is not None:  # never exit with Chroma half-loaded on a thread
+            try:
+                self._ahead.result()
+            except Exception:  # noqa: BLE001 - nobody wanted the store; its error does not matter
+                pass
+            self._ahead = None
         self._vectors = None
         self._m.close()
         if self.lock:
@@ -299,68 +305,6 @@ class Index(Repairs):
         cached = self._m.cached_vectors(missing, self._dim()) if missing else {}
         return np.stack([fresh[k] if k in fresh else cached[k] for k in keys])
 
-    # -- searching --------------------------------------------------------------------------
-    def keyword_search(self, match: str, limit: int, paths: Sequence[str] | None = None,
-                       rowids: tuple[int, int] | None = None) -> list[tuple[str, float]]:
-        """The top ``limit`` (chunk id, bm25 with higher = better) for an FTS5 MATCH expression
-        (among the chunks with a rowid in ``[low, high)`` when ``rowids`` is given)."""
-        return keywords.keyword_search(self._m.db, match, limit, paths, rowids=rowids)
-
-    def rowid_end(self) -> int:
-        """One past the highest chunk rowid (the end of the range ``keyword_search`` splits)."""
-        return self._m.db.execute("SELECT coalesce(max(rowid), 0) + 1 FROM chunks").fetchone()[0]
-
-    def keyword_scores(self, match: str, ids: Sequence[str]) -> dict[str, float]:
-        """The bm25 of those chunks ``ids`` that match (hybrid search's vector candidates)."""
-        return keywords.keyword_scores(self._m.db, match, ids)
-
-    def keyword_idf(self, terms: Sequence[str]) -> list[float]:
-        """Each term's bm25 idf, remembered until the index changes: counting a common
-        term's chunks is a scan of its whole doclist (4-8 ms a query at 168k chunks)."""
-        db = self._m.db
-        version = (db.execute("PRAGMA data_version").fetchone()[0], db.total_changes)
-        if version != self._idf_version or len(self._idf) > 50_000:
-            self._idf, self._idf_version = {}, version
-        missing = [t for t in dict.fromkeys(terms) if t not in self._idf]
-        if missing:
-            self._idf.update(zip(missing, keywords.keyword_idf(db, missing)))
-        return [self._idf[t] for t in terms]
-
-    def twin(self) -> "Index":
-        """Another reader on this manifest with its own SQLite connection, so that a thread
-        can search keywords while this one embeds the query and searches vectors."""
-        return Index.open_reader(self.config)
-
-    def respell(self, words: Sequence[str]) -> dict[str, str]:
-        """Query words in no chunk -> the nearest indexed term (a stem), for spelling slips."""
-        return keywords.respell(self._m.db, words)
-
-    def vector_search(self, vector: np.ndarray, k: int,
-                      paths: Sequence[str] | None = None) -> list[tuple[str, float]]:
-        """(chunk id, cosine) of the k nearest chunks, optionally within ``paths``."""
-        return self.vectors.query(vector, k, paths)
-
-    def cosines(self, vector: np.ndarray, ids: Sequence[str]) -> dict[str, float]:
-        """Exact cosine of ``vector`` with chunks, from the manifest's vector cache."""
-        if not ids:
-            return {}
-        keys = {cid: key for cid, _path, key in self._m.stored_chunks(list(ids))}
-        dim = self._dim() or int(vector.shape[0])
-        vectors = self._m.cached_vectors(list(set(keys.values())), dim)
-        q = np.asarray(vector, dtype=np.float32)
-        return {cid: float(vectors[key] @ q) for cid, key in keys.items() if key in vectors}
-
-    def note_centroids(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
-        """chunk id -> the centroid of its note's chunk vectors, where known."""
-        return note_centroids(self._m.db, ids, self._dim())
-
-    def chunks(self, ids: Sequence[str]) -> dict[str, Chunk]:
-        return self._m.chunks_by_ids(ids)
-
-    def filter_paths(self, path_glob: str | None = None, tag: str | None = None,
-                     since: str | None = None, until: str | None = None) -> list[str]:
-        return keywords.filter_paths(self._m.db, path_glob, tag, since, until)
-
     # -- the vector side --------------------------------------------------------------------
     @property
     def vectors(self):
@@ -373,7 +317,10 @@ class Index(Repairs):
             return live if live is not None else self._vectors
         generation = self._m.generation()
         remote = bool(self.config.chroma_url)
-        if self._vectors is None or (not remote and self.lock is None and generation != self._vectors_generation):
+        if self._vectors is None and self._ahead is not None:
+            self._vectors, self._ahead = self._ahead.result(), None
+            self._vectors_generation = generation
+        elif self._vectors is None or (not remote and self.lock is None and generation != self._vectors_generation):
             self._vectors = self._open_vectors(fresh=self._vectors is not None)
             self._vectors_generation = generation
             if remote and not self._caught_up:
@@ -383,6 +330,14 @@ class Index(Repairs):
                 fill = (lambda store: sync_into(self._m, self._dim(), store)) if self.lock else None
                 catch_up(self._vectors, self._m.counts()[1], self.config.chroma_url, fill)
         return self._vectors
+
+    def open_vectors_ahead(self) -> None:
+        """Start opening the local vector store on a thread (``vectors.OpenAhead``): a writer
+        calls this once it knows it will write, and parses and embeds meanwhile."""
+        if self._vectors is None and self._ahead is None and not self.config.chroma_url and self._beside is None:
+            from .vectors import OpenAhead
+
+            self._ahead = OpenAhead(self.dir / CHROMA_NAME)
 
     def _open_vectors(self, fresh: bool = False):
         from .vectors import ChromaStore

@@ -7,6 +7,7 @@ holds everything else, so this store can be rebuilt from the manifest's vector c
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -163,3 +164,32 @@ class ChromaStore:
                 if self.url is not None:
                     self.client.heartbeat()  # but a server that is gone is an error, not "not there"
             self._open()
+
+
+class OpenAhead:
+    """A local ``ChromaStore`` being opened on a thread, its collection loaded, for a writer
+    that knows it will write: importing chromadb and loading the collection take ~1 s at
+    168k chunks (the load without the GIL) while the writer parses and embeds meanwhile."""
+
+    def __init__(self, path: Path):
+        self._store: ChromaStore | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._open, args=(path,), name="ragcli-open-vectors", daemon=True)
+        self._thread.start()
+
+    def _open(self, path: Path) -> None:
+        try:
+            store = ChromaStore.persistent(path)
+            store.count()  # the collection's first use loads its index: now, not at the first write
+            self._store = store
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller of result()
+            self._error = exc
+
+    def result(self) -> ChromaStore:
+        """The store (waits for it); what opening it raised, raised here."""
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._store is not None
+        return self._store
+
