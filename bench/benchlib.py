@@ -120,3 +120,16 @@ def warm_models(env: dict) -> None:
     subprocess.run([sys.executable, "-c", "from ragcli.config import load_config; from ragcli.embed import "
                     "make_embedder; make_embedder(load_config()).close()"], env=env, check=True,
                    cwd=env.get("PYTHONPATH", ROOT))
+
+
+def drop_page_cache() -> bool:
+    """Empty the kernel's page cache (root only), as after a reboot: what a first command
+    reads from disk. False where this machine does not allow it."""
+    try:
+        os.sync()
+        with open("/proc/sys/vm/drop_caches", "w") as fh:
+            fh.write("3\n")
+        return True
+    except OSError:
+        return False
+
