@@ -1,0 +1,193 @@
+"""Table rows of a PDF page, said as readable lines: "Row label — Header: value; ...".
+
+pypdf's plain text turns a table into column soup (header cells one per line, then a bare
+row of figures), so nothing says which header a figure belongs to. Layout mode keeps each
+fragment at its x position as a character column, which is enough to pair a figure with
+the header cells above it. Layout mode is not used for the page text itself (it hurt
+two-column papers, see pdf.py); these lines are only appended after it.
+
+The answer may only say what the cited text says, so a wrong pairing is worse than none:
+a row is emitted only when every value in it pairs with exactly one header column, and a
+header column is claimed by one value only; anything else leaves the row out.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+MARKER = "Table rows:"
+MAX_HEADER_LINES = 5  # a header taller than this is more likely title text than headers
+MAX_GAP_LINES = 4  # non-data lines (blank, a section label) a table may hold between rows
+MAX_LABEL_LINE = 60  # a single-cell line longer than this is prose: the table ended
+
+# a figure: 1,234 / (12.5) / -3 / 45% / $1.2 / ≥80 / 1.2e-3, with an optional footnote mark
+_NUMBER = re.compile(r"^[(\[]?[-−–+]?[$€£]?[≥≤<>~]?[-−–+]?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?%?[)\]]?\*?$")
+_PLACEHOLDER = re.compile(r"^(?:[-−–—*]|n/?a|N/?A|NA|--|\.\.\.|…)\**$")
+_YEAR = re.compile(r"^(?:FY ?)?(?:19|20)\d\d[A-Za-z]?$")
+# runs of text separated by two or more spaces: layout mode's column gaps
+_CELL = re.compile(r"\S+(?: \S+)*")
+_CURRENCY = {"$", "€", "£"}
+
+
+@dataclass(frozen=True)
+class Cell:
+    start: int  # first character column
+    end: int  # one past the last character column
+    text: str
+
+    def overlaps(self, other: Cell) -> bool:
+        return self.start < other.end and other.start < self.end
+
+
+def looks_tabular(plain: str) -> bool:
+    """Cheap test on the plain text: a line with 3+ figures that are most of its words. Only
+    such pages pay for layout extraction."""
+    for line in plain.splitlines():
+        words = line.split()
+        if len(words) < 3:
+            continue
+        figures = sum(1 for w in words if _NUMBER.match(w))
+        if figures >= 3 and figures * 2 >= len(words):
+            return True
+    return False
+
+
+def table_rows(layout: str) -> list[str]:
+    """Readable lines for the table rows found in a page's layout-mode text."""
+    lines = [_cells(line) for line in layout.splitlines()]
+    rows: list[str] = []
+    for first, last in _blocks(lines):
+        header = _header(lines, first)
+        if not header:
+            continue  # no header above: nothing to pair the figures with
+        for n in range(first, last + 1):
+            if _is_data(lines[n]):
+                row = _pair(lines[n], header)
+                if row:
+                    rows.append(row)
+    return rows
+
+
+def append_rows(plain: str, rows: list[str]) -> str:
+    """The page text with the rows after it: plain text untouched, so line-numbered
+    citations of the page stay valid."""
+    if not rows:
+        return plain
+    return plain.rstrip("\n") + "\n\n" + MARKER + "\n" + "\n".join(rows)
+
+
+def _cells(line: str) -> list[Cell]:
+    cells = [Cell(m.start(), m.end(), m.group()) for m in _CELL.finditer(line)]
+    # a currency sign set apart from its figure ("$      1,234") belongs to the figure
+    merged: list[Cell] = []
+    for cell in cells:
+        if merged and merged[-1].text in _CURRENCY:
+            sign = merged.pop()
+            cell = Cell(sign.start, cell.end, sign.text + cell.text)
+        merged.append(cell)
+    return merged
+
+
+def _is_value(text: str) -> bool:
+    return bool(_NUMBER.match(text) or _PLACEHOLDER.match(text))
+
+
+def _has_figure(cells: list[Cell]) -> bool:
+    """A cell that is a figure other than a year ("2021", "FY 2016" head columns)."""
+    return any(_NUMBER.match(c.text) and not _YEAR.match(c.text) for c in cells)
+
+
+def _is_year_header(cells: list[Cell]) -> bool:
+    """A line of years only ("2021   2020   2019") heads the columns; it is not a row."""
+    return len(cells) >= 2 and all(_YEAR.match(c.text) for c in cells)
+
+
+def _is_data(cells: list[Cell]) -> bool:
+    """3+ cells, mostly figures (a leading text cell is the row's label)."""
+    if len(cells) < 3 or _is_year_header(cells):
+        return False
+    values = cells[1:] if not _is_value(cells[0].text) else cells
+    figures = sum(1 for c in values if _NUMBER.match(c.text))
+    placeholders = sum(1 for c in values if _PLACEHOLDER.match(c.text))
+    return figures >= 2 and (figures + placeholders) * 3 >= len(values) * 2
+
+
+def _blocks(lines: list[list[Cell]]) -> list[tuple[int, int]]:
+    """(first, last) data-row line numbers of each table: data rows with at most a few
+    blank or short label lines between them."""
+    blocks: list[tuple[int, int]] = []
+    first = last = None
+    for n, cells in enumerate(lines):
+        if _is_data(cells):
+            if first is None or n - last > MAX_GAP_LINES + 1:
+                if first is not None:
+                    blocks.append((first, last))
+                first = n
+            last = n
+        elif first is not None and not _is_gap(cells):
+            blocks.append((first, last))
+            first = None
+    if first is not None:
+        blocks.append((first, last))
+    return blocks
+
+
+def _is_gap(cells: list[Cell]) -> bool:
+    """A line that may sit between a table's rows: blank, or one short text cell (a section
+    label such as "Assets:")."""
+    return not cells or (len(cells) == 1 and len(cells[0].text) <= MAX_LABEL_LINE)
+
+
+def _header(lines: list[list[Cell]], first: int) -> list[list[Cell]]:
+    """The header lines above a table's first data row, top to bottom: the nearest run of
+    non-blank lines (blank lines between it and the rows skipped), without single-cell
+    lines at its top: those are a title or prose, and pairing a figure with them would be
+    a guess. A single-cell line inside the run ("Not Met" under "Target") stays."""
+    n = first - 1
+    while n >= 0 and not lines[n] and first - n <= 3:
+        n -= 1
+    header: list[list[Cell]] = []
+    while n >= 0 and lines[n] and len(header) < MAX_HEADER_LINES:
+        if _has_figure(lines[n]):
+            break  # a line with figures is a row (or prose), never a header
+        header.append(lines[n])
+        n -= 1
+    header.reverse()
+    while header and len(header[0]) < 2:
+        header.pop(0)
+    return header
+
+
+def _pair(cells: list[Cell], header: list[list[Cell]]) -> str | None:
+    """"Label — Header: value; ..." or None when any value cannot be paired unambiguously.
+
+    The header line with the most cells names the columns: each value must sit under
+    exactly one of its cells, and no two values under the same one. Layout mode places
+    lines of different fonts on slightly different character grids, so a value can drift
+    under a neighbour's cell on some other header line; requiring one-to-one columns on
+    the fullest line catches that (a row with more values than columns is left out).
+    Cells of the other lines join a value's header when they overlap both the value and
+    its column cell (a spanning header above, a wrapped header word below)."""
+    label, values = "", cells
+    if not _is_value(cells[0].text):
+        label, values = cells[0].text, cells[1:]
+    columns = max(header, key=len)
+    claimed: set[int] = set()
+    parts: list[str] = []
+    for value in values:
+        under = [i for i, c in enumerate(columns) if c.overlaps(value)]
+        if len(under) != 1 or under[0] in claimed:
+            return None  # no column, two columns, or another value's column
+        claimed.add(under[0])
+        column = columns[under[0]]
+        names = []
+        for line in header:
+            over = [c for c in line if c.overlaps(value)]
+            if len(over) > 1:
+                return None  # the value straddles two header cells
+            if over and (line is columns or over[0].overlaps(column)):
+                names.append(over[0].text)
+        parts.append(f"{' '.join(names)}: {value.text}")
+    text = "; ".join(parts)
+    return f"{label} — {text}" if label else text
