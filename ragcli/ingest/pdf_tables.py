@@ -17,7 +17,9 @@ import re
 from dataclasses import dataclass
 
 MARKER = "Table rows:"
-MAX_HEADER_LINES = 5  # a header taller than this is more likely title text than headers
+MAX_HEADER_LINES = 8  # a header taller than this is more likely text than headers
+MAX_HEADER_BLANKS = 2  # blank lines in a row that may sit inside a header or under it
+MAX_HEADER_CELL = 40  # characters; a longer cell is a sentence or a title, not a column name
 MAX_GAP_LINES = 4  # non-data lines (blank, a section label) a table may hold between rows
 MAX_LABEL_LINE = 60  # a single-cell line longer than this is prose: the table ended
 
@@ -27,6 +29,8 @@ _PLACEHOLDER = re.compile(r"^(?:[-−–—*]|n/?a|N/?A|NA|--|\.\.\.|…)\**$")
 _YEAR = re.compile(r"^(?:FY ?)?(?:19|20)\d\d[A-Za-z]?$")
 # runs of text separated by two or more spaces: layout mode's column gaps
 _CELL = re.compile(r"\S+(?: \S+)*")
+_SPACE_DOT = re.compile(r"(?<=\d) \.(?=\d)")
+_DOT_SPACE = re.compile(r"(\d)\. (\d)")
 _CURRENCY = {"$", "€", "£"}
 
 
@@ -61,9 +65,14 @@ def table_rows(layout: str) -> list[str]:
         header = _header(lines, first)
         if not header:
             continue  # no header above: nothing to pair the figures with
-        for n in range(first, last + 1):
-            if _is_data(lines[n]):
-                row = _pair(lines[n], header)
+        data = [lines[n] for n in range(first, last + 1) if _is_data(lines[n])]
+        # Only the fullest rows: a sparse row (a section's opening figure, a subtotal with
+        # empty cells) has fewer values than columns, and a figure between two columns
+        # can then overlap the wrong one; in a full row every column is taken in order.
+        full = max(len(_split_label(cells)[1]) for cells in data)
+        for cells in data:
+            if len(_split_label(cells)[1]) == full:
+                row = _pair(cells, header)
                 if row:
                     rows.append(row)
     return rows
@@ -78,7 +87,7 @@ def append_rows(plain: str, rows: list[str]) -> str:
 
 
 def _cells(line: str) -> list[Cell]:
-    cells = [Cell(m.start(), m.end(), m.group()) for m in _CELL.finditer(line)]
+    cells = [Cell(m.start(), m.end(), _mend_figure(m.group())) for m in _CELL.finditer(line)]
     # a currency sign set apart from its figure ("$      1,234") belongs to the figure
     merged: list[Cell] = []
     for cell in cells:
@@ -87,6 +96,15 @@ def _cells(line: str) -> list[Cell]:
             cell = Cell(sign.start, cell.end, sign.text + cell.text)
         merged.append(cell)
     return merged
+
+
+def _mend_figure(text: str) -> str:
+    """Undo the space layout mode puts inside a kerned figure ("100 .00%", "2 .5 .001",
+    "97. 8"): a space before a decimal point never occurs in prose, and one after it is
+    mended only when the whole cell then reads as a figure."""
+    text = _SPACE_DOT.sub(".", text)
+    mended = _DOT_SPACE.sub(r"\1.\2", text)
+    return mended if _NUMBER.match(mended) else text
 
 
 def _is_value(text: str) -> bool:
@@ -103,11 +121,20 @@ def _is_year_header(cells: list[Cell]) -> bool:
     return len(cells) >= 2 and all(_YEAR.match(c.text) for c in cells)
 
 
+def _split_label(cells: list[Cell]) -> tuple[str, list[Cell]]:
+    """(row label, value cells): the leading text cells are the label (a label wrapped over
+    several lines can put its middle line in a second column, beside the figures)."""
+    n = 0
+    while n < len(cells) and not _is_value(cells[n].text):
+        n += 1
+    return " ".join(c.text for c in cells[:n]), cells[n:]
+
+
 def _is_data(cells: list[Cell]) -> bool:
-    """3+ cells, mostly figures (a leading text cell is the row's label)."""
+    """3+ cells, mostly figures after the label."""
     if len(cells) < 3 or _is_year_header(cells):
         return False
-    values = cells[1:] if not _is_value(cells[0].text) else cells
+    _, values = _split_label(cells)
     figures = sum(1 for c in values if _NUMBER.match(c.text))
     placeholders = sum(1 for c in values if _PLACEHOLDER.match(c.text))
     return figures >= 2 and (figures + placeholders) * 3 >= len(values) * 2
@@ -140,18 +167,24 @@ def _is_gap(cells: list[Cell]) -> bool:
 
 
 def _header(lines: list[list[Cell]], first: int) -> list[list[Cell]]:
-    """The header lines above a table's first data row, top to bottom: the nearest run of
-    non-blank lines (blank lines between it and the rows skipped), without single-cell
-    lines at its top: those are a title or prose, and pairing a figure with them would be
-    a guess. A single-cell line inside the run ("Not Met" under "Target") stays."""
-    n = first - 1
-    while n >= 0 and not lines[n] and first - n <= 3:
-        n -= 1
+    """The header lines above a table's first data row, top to bottom: the non-blank lines
+    above it (runs of up to two blank lines skipped: a tax table sets "Your tax is—" apart
+    from its column names), up to the first line that is a row, prose or a title. Single-cell
+    lines at the top are dropped: that is a caption, and naming a figure by it is a guess.
+    A single-cell line inside ("Not Met" under "Target") stays."""
     header: list[list[Cell]] = []
-    while n >= 0 and lines[n] and len(header) < MAX_HEADER_LINES:
-        if _has_figure(lines[n]):
-            break  # a line with figures is a row (or prose), never a header
-        header.append(lines[n])
+    n, blanks = first - 1, 0
+    while n >= 0 and len(header) < MAX_HEADER_LINES:
+        cells = lines[n]
+        if not cells:
+            blanks += 1
+            if blanks > MAX_HEADER_BLANKS:
+                break
+        elif _has_figure(cells) or any(len(c.text) > MAX_HEADER_CELL for c in cells):
+            break  # figures make a row; a long cell is prose or a title
+        else:
+            blanks = 0
+            header.append(cells)
         n -= 1
     header.reverse()
     while header and len(header[0]) < 2:
@@ -169,17 +202,15 @@ def _pair(cells: list[Cell], header: list[list[Cell]]) -> str | None:
     the fullest line catches that (a row with more values than columns is left out).
     Cells of the other lines join a value's header when they overlap both the value and
     its column cell (a spanning header above, a wrapped header word below)."""
-    label, values = "", cells
-    if not _is_value(cells[0].text):
-        label, values = cells[0].text, cells[1:]
+    label, values = _split_label(cells)
     columns = max(header, key=len)
-    claimed: set[int] = set()
+    previous = -1
     parts: list[str] = []
     for value in values:
         under = [i for i, c in enumerate(columns) if c.overlaps(value)]
-        if len(under) != 1 or under[0] in claimed:
-            return None  # no column, two columns, or another value's column
-        claimed.add(under[0])
+        if len(under) != 1 or under[0] <= previous:
+            return None  # no column, two columns, or out of order (another value's column)
+        previous = under[0]
         column = columns[under[0]]
         names = []
         for line in header:
