@@ -20,8 +20,7 @@ MARKER = "Table rows:"
 MAX_HEADER_LINES = 8  # a header taller than this is more likely text than headers
 MAX_HEADER_BLANKS = 2  # blank lines in a row that may sit inside a header or under it
 MAX_HEADER_CELL = 40  # characters; a longer cell is a sentence or a title, not a column name
-MAX_GAP_LINES = 4  # non-data lines (blank, a section label) a table may hold between rows
-MAX_LABEL_LINE = 60  # a single-cell line longer than this is prose: the table ended
+MAX_GAP_LINES = 6  # lines of wrapped labels (or blank) a table may hold between rows
 
 # a figure: 1,234 / (12.5) / -3 / 45% / $1.2 / ≥80 / 1.2e-3, with an optional footnote mark
 _NUMBER = re.compile(r"^[(\[]?[-−–+]?[$€£]?[≥≤<>~]?[-−–+]?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?%?[)\]]?\*?$")
@@ -142,17 +141,22 @@ def _is_data(cells: list[Cell]) -> bool:
 
 def _blocks(lines: list[list[Cell]]) -> list[tuple[int, int]]:
     """(first, last) data-row line numbers of each table: data rows with at most a few
-    blank or short label lines between them."""
+    lines between them that only continue the rows' labels (blank, or text left of the
+    figures: a wrapped description). Any other line ends the table, so a second table's
+    header is never read as rows of the first."""
     blocks: list[tuple[int, int]] = []
     first = last = None
+    figures_from = 0  # the column where the last row's figures start
     for n, cells in enumerate(lines):
         if _is_data(cells):
-            if first is None or n - last > MAX_GAP_LINES + 1:
-                if first is not None:
-                    blocks.append((first, last))
+            if first is not None and n - last > MAX_GAP_LINES + 1:
+                blocks.append((first, last))
+                first = None
+            if first is None:
                 first = n
             last = n
-        elif first is not None and not _is_gap(cells):
+            figures_from = _split_label(cells)[1][0].start
+        elif first is not None and not _continues_labels(cells, figures_from):
             blocks.append((first, last))
             first = None
     if first is not None:
@@ -160,10 +164,10 @@ def _blocks(lines: list[list[Cell]]) -> list[tuple[int, int]]:
     return blocks
 
 
-def _is_gap(cells: list[Cell]) -> bool:
-    """A line that may sit between a table's rows: blank, or one short text cell (a section
-    label such as "Assets:")."""
-    return not cells or (len(cells) == 1 and len(cells[0].text) <= MAX_LABEL_LINE)
+def _continues_labels(cells: list[Cell], figures_from: int) -> bool:
+    """A line that may sit between a table's rows: blank, or text with no figure, all left
+    of where the rows' figures start (a label or description wrapped onto more lines)."""
+    return not _has_figure(cells) and all(c.end <= figures_from for c in cells)
 
 
 def _header(lines: list[list[Cell]], first: int) -> list[list[Cell]]:
