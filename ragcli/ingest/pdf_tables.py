@@ -30,6 +30,7 @@ _YEAR = re.compile(r"^(?:FY ?)?(?:19|20)\d\d[A-Za-z]?$")
 _CELL = re.compile(r"\S+(?: \S+)*")
 _SPACE_DOT = re.compile(r"(?<=\d) \.(?=\d)")
 _DOT_SPACE = re.compile(r"(\d)\. (\d)")
+_DIGIT = re.compile(r"\d")
 _CURRENCY = {"$", "€", "£"}
 
 
@@ -196,6 +197,12 @@ def _header(lines: list[list[Cell]], first: int) -> list[list[Cell]]:
     return header
 
 
+def _is_prose(text: str) -> bool:
+    """A line of running text: a hyphenated line break, or 4+ words opening in lower case
+    (a two-column paper's text column beside a table)."""
+    return text.endswith("-") or (text[:1].islower() and len(text.split()) >= 4)
+
+
 def _pair(cells: list[Cell], header: list[list[Cell]]) -> str | None:
     """"Label — Header: value; ..." or None when any value cannot be paired unambiguously.
 
@@ -207,6 +214,10 @@ def _pair(cells: list[Cell], header: list[list[Cell]]) -> str | None:
     Cells of the other lines join a value's header when they overlap both the value and
     its column cell (a spanning header above, a wrapped header word below)."""
     label, values = _split_label(cells)
+    if len(values) < len(cells) - 1 and _is_prose(cells[0].text):
+        return None  # a column of running text beside the table: it is not the row's label
+    if any(not _is_value(v.text) and _DIGIT.search(v.text) for v in values):
+        return None  # two figures run together ("2.8%30.6%"): their columns are unknown
     columns = max(header, key=len)
     previous = -1
     parts: list[str] = []
