@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 MARKER = "Table rows:"
 MAX_HEADER_LINES = 8  # a header taller than this is more likely text than headers
-MAX_HEADER_BLANKS = 2  # blank lines in a row that may sit inside a header or under it
+MAX_HEADER_BLANKS = 3  # blank lines in a row that may sit inside a header or under it
 MAX_HEADER_CELL = 40  # characters; a longer cell is a sentence or a title, not a column name
 MAX_GAP_LINES = 6  # lines of wrapped labels (or blank) a table may hold between rows
 
@@ -211,8 +211,9 @@ def _pair(cells: list[Cell], header: list[list[Cell]]) -> str | None:
     lines of different fonts on slightly different character grids, so a value can drift
     under a neighbour's cell on some other header line; requiring one-to-one columns on
     the fullest line catches that (a row with more values than columns is left out).
-    Cells of the other lines join a value's header when they overlap both the value and
-    its column cell (a spanning header above, a wrapped header word below)."""
+    A cell of another line joins a value's header when it overlaps the value's column cell
+    (a spanning header above, a wrapped header word below); two such cells on one line
+    leave the row out."""
     label, values = _split_label(cells)
     if len(values) < len(cells) - 1 and _is_prose(cells[0].text):
         return None  # a column of running text beside the table: it is not the row's label
@@ -229,10 +230,12 @@ def _pair(cells: list[Cell], header: list[list[Cell]]) -> str | None:
         column = columns[under[0]]
         names = []
         for line in header:
-            over = [c for c in line if c.overlaps(value)]
-            if len(over) > 1:
+            if len([c for c in line if c.overlaps(value)]) > 1:
                 return None  # the value straddles two header cells
-            if over and (line is columns or over[0].overlaps(column)):
+            over = [c for c in line if c.overlaps(column)]
+            if len(over) > 1:
+                return None  # two header cells over one column: which one heads it is a guess
+            if over:
                 names.append(over[0].text)
         parts.append(f"{' '.join(names)}: {value.text}")
     text = "; ".join(parts)
