@@ -22,8 +22,9 @@ MAX_HEADER_BLANKS = 3  # blank lines in a row that may sit inside a header or un
 MAX_HEADER_CELL = 40  # characters; a longer cell is a sentence or a title, not a column name
 MAX_GAP_LINES = 6  # lines of wrapped labels (or blank) a table may hold between rows
 
-# a figure: 1,234 / (12.5) / -3 / 45% / $1.2 / ≥80 / 1.2e-3, with an optional footnote mark
-_NUMBER = re.compile(r"^[(\[]?[-−–+]?[$€£]?[≥≤<>~]?[-−–+]?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?%?[)\]]?\*?$")
+# a figure: 1,234 / (12.5) / -3 / 45% / $1.2 / ≥80 / 1.2e-3, with an optional footnote mark;
+# not "16," (a date or a count in a sentence: it made every page of a statute look tabular)
+_NUMBER = re.compile(r"^[(\[]?[-−–+]?[$€£]?[≥≤<>~]?[-−–+]?\d(?:[\d,]*\d)?(?:\.\d+)?(?:[eE][-+]?\d+)?%?[)\]]?\*?$")
 _PLACEHOLDER = re.compile(r"^(?:[-−–—*]|n/?a|N/?A|NA|--|\.\.\.|…)\**$")
 _YEAR = re.compile(r"^(?:FY ?)?(?:19|20)\d\d[A-Za-z]?$")
 # runs of text separated by two or more spaces: layout mode's column gaps
