@@ -14,7 +14,9 @@ this module reads page by page, so one bad page costs that page, not the file:
   on table pages only (3+ rows of 3+ cells with a figure, no prose gutter: 26% of the
   chunks) it gained nothing on bench/questions/pdf_tables.jsonl (hybrid hit@5 18/20 both,
   keyword 20/20 both, vector 18 -> 17, on an 801-page subset of pdfs-long) and read
-  pages about half as fast (plain extraction to decide, then layout).
+  pages about half as fast (plain extraction to decide, then layout). Instead, a page whose
+  plain text looks like a table gets its table rows appended, read from layout mode and
+  said as "label — header: value" lines (pdf_tables.py); the plain text stays as it is.
 
 pypdf's many exceptions become one ParseError with a short reason. pypdf is imported inside
 functions: `import ragcli.cli` must not pull it in.
@@ -32,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..types import Document, Section
+from . import pdf_tables
 from .errors import ParseError
 
 MAX_PAGE_WARNINGS = 5
@@ -161,6 +164,7 @@ def _page_texts(reader, warnings: list[str], capture, limits: PdfLimits,
         try:
             with _alarm(limits.page_timeout):
                 text = page.extract_text() or ""
+                text = _with_table_rows(page, _clean(text), n, warnings)
         except PageTimeout:
             skip = _Skipped(n, "timeout", f"timed out after {limits.page_timeout:g}s",
                             "set parse_timeout to allow longer")
@@ -181,6 +185,25 @@ def _page_texts(reader, warnings: list[str], capture, limits: PdfLimits,
         if on_page:
             on_page(n, total)
     return texts, skipped
+
+
+def _with_table_rows(page, plain: str, n: int, warnings: list[str]) -> str:
+    """The page's plain text, with its table rows said as readable lines after it (see
+    pdf_tables.py) when the plain text looks like it holds a table. Runs inside the page's
+    alarm and pypdf limits; any failure of this step (the alarm included) keeps the plain
+    text already read: the rows are extra, the page is not."""
+    if not pdf_tables.looks_tabular(plain):
+        return plain
+    try:
+        layout = page.extract_text(extraction_mode="layout") or ""
+        return pdf_tables.append_rows(plain, pdf_tables.table_rows(_clean(layout)))
+    except PageTimeout:
+        warnings.append(f"page {n}: table rows left out: timed out; set parse_timeout to allow longer")
+    except MemoryError:
+        warnings.append(f"page {n}: table rows left out: {OUT_OF_MEMORY}")
+    except Exception:  # layout mode has failure modes of its own (limits included)
+        pass
+    return plain
 
 
 class _alarm:

@@ -1,0 +1,243 @@
+"""Table rows of a PDF page, said as readable lines: "Row label — Header: value; ...".
+
+pypdf's plain text turns a table into column soup (header cells one per line, then a bare
+row of figures), so nothing says which header a figure belongs to. Layout mode keeps each
+fragment at its x position as a character column, which is enough to pair a figure with
+the header cells above it. Layout mode is not used for the page text itself (it hurt
+two-column papers, see pdf.py); these lines are only appended after it.
+
+The answer may only say what the cited text says, so a wrong pairing is worse than none:
+a row is emitted only when every value in it pairs with exactly one header column, and a
+header column is claimed by one value only; anything else leaves the row out.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+MARKER = "Table rows:"
+MAX_HEADER_LINES = 8  # a header taller than this is more likely text than headers
+MAX_HEADER_BLANKS = 3  # blank lines in a row that may sit inside a header or under it
+MAX_HEADER_CELL = 40  # characters; a longer cell is a sentence or a title, not a column name
+MAX_GAP_LINES = 6  # lines of wrapped labels (or blank) a table may hold between rows
+
+# a figure: 1,234 / (12.5) / -3 / 45% / $1.2 / ≥80 / 1.2e-3, with an optional footnote mark;
+# not "16," (a date or a count in a sentence: it made every page of a statute look tabular)
+_NUMBER = re.compile(r"^[(\[]?[-−–+]?[$€£]?[≥≤<>~]?[-−–+]?\d(?:[\d,]*\d)?(?:\.\d+)?(?:[eE][-+]?\d+)?%?[)\]]?\*?$")
+_PLACEHOLDER = re.compile(r"^(?:[-−–—*]|n/?a|N/?A|NA|--|\.\.\.|…)\**$")
+_YEAR = re.compile(r"^(?:FY ?)?(?:19|20)\d\d[A-Za-z]?$")
+# runs of text separated by two or more spaces: layout mode's column gaps
+_CELL = re.compile(r"\S+(?: \S+)*")
+_SPACE_DOT = re.compile(r"(?<=\d) \.(?=\d)")
+_DOT_SPACE = re.compile(r"(\d)\. (\d)")
+_DIGIT = re.compile(r"\d")
+_CURRENCY = {"$", "€", "£"}
+
+
+@dataclass(frozen=True)
+class Cell:
+    start: int  # first character column
+    end: int  # one past the last character column
+    text: str
+
+    def overlaps(self, other: Cell) -> bool:
+        return self.start < other.end and other.start < self.end
+
+
+def looks_tabular(plain: str) -> bool:
+    """Cheap test on the plain text: a line with 3+ figures that are most of its words. Only
+    such pages pay for layout extraction."""
+    for line in plain.splitlines():
+        words = line.split()
+        if len(words) < 3:
+            continue
+        figures = sum(1 for w in words if _NUMBER.match(w))
+        if figures >= 3 and figures * 2 >= len(words):
+            return True
+    return False
+
+
+def table_rows(layout: str) -> list[str]:
+    """Readable lines for the table rows found in a page's layout-mode text."""
+    lines = [_cells(line) for line in layout.splitlines()]
+    rows: list[str] = []
+    for first, last in _blocks(lines):
+        header = _header(lines, first)
+        if not header:
+            continue  # no header above: nothing to pair the figures with
+        data = [lines[n] for n in range(first, last + 1) if _is_data(lines[n])]
+        # Only the fullest rows: a sparse row (a section's opening figure, a subtotal with
+        # empty cells) has fewer values than columns, and a figure between two columns
+        # can then overlap the wrong one; in a full row every column is taken in order.
+        full = max(len(_split_label(cells)[1]) for cells in data)
+        for cells in data:
+            if len(_split_label(cells)[1]) == full:
+                row = _pair(cells, header)
+                if row:
+                    rows.append(row)
+    return rows
+
+
+def append_rows(plain: str, rows: list[str]) -> str:
+    """The page text with the rows after it: plain text untouched, so line-numbered
+    citations of the page stay valid."""
+    if not rows:
+        return plain
+    return plain.rstrip("\n") + "\n\n" + MARKER + "\n" + "\n".join(rows)
+
+
+def _cells(line: str) -> list[Cell]:
+    cells = [Cell(m.start(), m.end(), _mend_figure(m.group())) for m in _CELL.finditer(line)]
+    # a currency sign set apart from its figure ("$      1,234") belongs to the figure
+    merged: list[Cell] = []
+    for cell in cells:
+        if merged and merged[-1].text in _CURRENCY:
+            sign = merged.pop()
+            cell = Cell(sign.start, cell.end, sign.text + cell.text)
+        merged.append(cell)
+    return merged
+
+
+def _mend_figure(text: str) -> str:
+    """Undo the space layout mode puts inside a kerned figure ("100 .00%", "2 .5 .001",
+    "97. 8"): a space before a decimal point never occurs in prose, and one after it is
+    mended only when the whole cell then reads as a figure."""
+    text = _SPACE_DOT.sub(".", text)
+    mended = _DOT_SPACE.sub(r"\1.\2", text)
+    return mended if _NUMBER.match(mended) else text
+
+
+def _is_value(text: str) -> bool:
+    return bool(_NUMBER.match(text) or _PLACEHOLDER.match(text))
+
+
+def _has_figure(cells: list[Cell]) -> bool:
+    """A cell that is a figure other than a year ("2021", "FY 2016" head columns)."""
+    return any(_NUMBER.match(c.text) and not _YEAR.match(c.text) for c in cells)
+
+
+def _is_year_header(cells: list[Cell]) -> bool:
+    """A line of years only ("2021   2020   2019") heads the columns; it is not a row."""
+    return len(cells) >= 2 and all(_YEAR.match(c.text) for c in cells)
+
+
+def _split_label(cells: list[Cell]) -> tuple[str, list[Cell]]:
+    """(row label, value cells): the leading text cells are the label (a label wrapped over
+    several lines can put its middle line in a second column, beside the figures)."""
+    n = 0
+    while n < len(cells) and not _is_value(cells[n].text):
+        n += 1
+    return " ".join(c.text for c in cells[:n]), cells[n:]
+
+
+def _is_data(cells: list[Cell]) -> bool:
+    """3+ cells, mostly figures after the label."""
+    if len(cells) < 3 or _is_year_header(cells):
+        return False
+    _, values = _split_label(cells)
+    figures = sum(1 for c in values if _NUMBER.match(c.text))
+    placeholders = sum(1 for c in values if _PLACEHOLDER.match(c.text))
+    return figures >= 2 and (figures + placeholders) * 3 >= len(values) * 2
+
+
+def _blocks(lines: list[list[Cell]]) -> list[tuple[int, int]]:
+    """(first, last) data-row line numbers of each table: data rows with at most a few
+    lines between them that only continue the rows' labels (blank, or text left of the
+    figures: a wrapped description). Any other line ends the table, so a second table's
+    header is never read as rows of the first."""
+    blocks: list[tuple[int, int]] = []
+    first = last = None
+    figures_from = 0  # the column where the last row's figures start
+    for n, cells in enumerate(lines):
+        if _is_data(cells):
+            if first is not None and n - last > MAX_GAP_LINES + 1:
+                blocks.append((first, last))
+                first = None
+            if first is None:
+                first = n
+            last = n
+            figures_from = _split_label(cells)[1][0].start
+        elif first is not None and not _continues_labels(cells, figures_from):
+            blocks.append((first, last))
+            first = None
+    if first is not None:
+        blocks.append((first, last))
+    return blocks
+
+
+def _continues_labels(cells: list[Cell], figures_from: int) -> bool:
+    """A line that may sit between a table's rows: blank, or text with no figure, all left
+    of where the rows' figures start (a label or description wrapped onto more lines)."""
+    return not _has_figure(cells) and all(c.end <= figures_from for c in cells)
+
+
+def _header(lines: list[list[Cell]], first: int) -> list[list[Cell]]:
+    """The header lines above a table's first data row, top to bottom: the non-blank lines
+    above it (runs of up to two blank lines skipped: a tax table sets "Your tax is—" apart
+    from its column names), up to the first line that is a row, prose or a title. Single-cell
+    lines at the top are dropped: that is a caption, and naming a figure by it is a guess.
+    A single-cell line inside ("Not Met" under "Target") stays."""
+    header: list[list[Cell]] = []
+    n, blanks = first - 1, 0
+    while n >= 0 and len(header) < MAX_HEADER_LINES:
+        cells = lines[n]
+        if not cells:
+            blanks += 1
+            if blanks > MAX_HEADER_BLANKS:
+                break
+        elif _has_figure(cells) or any(len(c.text) > MAX_HEADER_CELL for c in cells):
+            break  # figures make a row; a long cell is prose or a title
+        else:
+            blanks = 0
+            header.append(cells)
+        n -= 1
+    header.reverse()
+    while header and len(header[0]) < 2:
+        header.pop(0)
+    return header
+
+
+def _is_prose(text: str) -> bool:
+    """A line of running text: a hyphenated line break, or 4+ words opening in lower case
+    (a two-column paper's text column beside a table)."""
+    return text.endswith("-") or (text[:1].islower() and len(text.split()) >= 4)
+
+
+def _pair(cells: list[Cell], header: list[list[Cell]]) -> str | None:
+    """"Label — Header: value; ..." or None when any value cannot be paired unambiguously.
+
+    The header line with the most cells names the columns: each value must sit under
+    exactly one of its cells, and no two values under the same one. Layout mode places
+    lines of different fonts on slightly different character grids, so a value can drift
+    under a neighbour's cell on some other header line; requiring one-to-one columns on
+    the fullest line catches that (a row with more values than columns is left out).
+    A cell of another line joins a value's header when it overlaps the value's column cell
+    (a spanning header above, a wrapped header word below); two such cells on one line
+    leave the row out."""
+    label, values = _split_label(cells)
+    if len(values) < len(cells) - 1 and _is_prose(cells[0].text):
+        return None  # a column of running text beside the table: it is not the row's label
+    if any(not _is_value(v.text) and _DIGIT.search(v.text) for v in values):
+        return None  # two figures run together ("2.8%30.6%"): their columns are unknown
+    columns = max(header, key=len)
+    previous = -1
+    parts: list[str] = []
+    for value in values:
+        under = [i for i, c in enumerate(columns) if c.overlaps(value)]
+        if len(under) != 1 or under[0] <= previous:
+            return None  # no column, two columns, or out of order (another value's column)
+        previous = under[0]
+        column = columns[under[0]]
+        names = []
+        for line in header:
+            if len([c for c in line if c.overlaps(value)]) > 1:
+                return None  # the value straddles two header cells
+            over = [c for c in line if c.overlaps(column)]
+            if len(over) > 1:
+                return None  # two header cells over one column: which one heads it is a guess
+            if over:
+                names.append(over[0].text)
+        parts.append(f"{' '.join(names)}: {value.text}")
+    text = "; ".join(parts)
+    return f"{label} — {text}" if label else text
