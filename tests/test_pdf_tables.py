@@ -126,3 +126,19 @@ def test_a_spanning_header_names_each_column_it_covers() -> None:
               "North              10        12       120       130\n")
     assert table_rows(layout) == ["North — Revenue, $ million 2021: 10; Revenue, $ million 2022: 12; "
                                   "Staff, headcount 2022: 120; Staff, headcount 2023: 130"]
+
+
+@needs_long
+def test_a_file_whose_tables_give_no_rows_stops_paying_for_layout_mode(monkeypatch):
+    """Layout mode costs up to ~0.8 s a page; after FRUITLESS_TABLE_PAGES tabular-looking
+    pages in a row without a row, the file's later pages are not tried. The RISC-V manual's
+    rows sit behind a longer fruitless streak: they come back when the budget is raised."""
+    import ragcli.ingest.pdf as pdf
+
+    path = LONG / "riscv_unprivileged_isa_20191213.pdf"
+    def rows() -> int:
+        return sum(s.text.count("\n") - s.text.split(MARKER, 1)[0].count("\n") for s in parse_pdf(path).sections
+                   if MARKER in s.text)
+    assert rows() == 0
+    monkeypatch.setattr(pdf, "FRUITLESS_TABLE_PAGES", 1000)
+    assert rows() == 6

@@ -38,6 +38,7 @@ from . import pdf_tables
 from .errors import ParseError
 
 MAX_PAGE_WARNINGS = 5
+FRUITLESS_TABLE_PAGES = 10
 OUT_OF_MEMORY = "ran out of memory"
 _SPACES = re.compile(r"[ \t\u00a0]+$", re.M)
 _MB = 1 << 20
@@ -157,6 +158,7 @@ def _page_texts(reader, warnings: list[str], capture, limits: PdfLimits,
     from pypdf.errors import LimitReachedError, PyPdfError
 
     texts: list[str] = []
+    tables = _TableTries()
     skipped: list[_Skipped] = []
     total = len(reader.pages)
     for n, page in enumerate(reader.pages, 1):
@@ -164,7 +166,7 @@ def _page_texts(reader, warnings: list[str], capture, limits: PdfLimits,
         try:
             with _alarm(limits.page_timeout):
                 text = page.extract_text() or ""
-                text = _with_table_rows(page, _clean(text), n, warnings)
+                text = _with_table_rows(page, _clean(text), n, warnings, tables)
         except PageTimeout:
             skip = _Skipped(n, "timeout", f"timed out after {limits.page_timeout:g}s",
                             "set parse_timeout to allow longer")
@@ -187,23 +189,40 @@ def _page_texts(reader, warnings: list[str], capture, limits: PdfLimits,
     return texts, skipped
 
 
-def _with_table_rows(page, plain: str, n: int, warnings: list[str]) -> str:
+class _TableTries:
+    """Layout mode costs up to ~0.8 s a page (IRS tax tables), and a file whose tables it
+    cannot line up (headers drifting off their columns) gives no rows on any page: after
+    ``FRUITLESS_TABLE_PAGES`` tabular-looking pages in a row without a row, the file's other
+    pages keep their plain text only."""
+
+    def __init__(self) -> None:
+        self.fruitless = 0
+
+    def worth_it(self) -> bool:
+        return self.fruitless < FRUITLESS_TABLE_PAGES
+
+    def record(self, rows: list[str]) -> list[str]:
+        self.fruitless = 0 if rows else self.fruitless + 1
+        return rows
+
+
+def _with_table_rows(page, plain: str, n: int, warnings: list[str], tries: _TableTries) -> str:
     """The page's plain text, with its table rows said as readable lines after it (see
     pdf_tables.py) when the plain text looks like it holds a table. Runs inside the page's
     alarm and pypdf limits; any failure of this step (the alarm included) keeps the plain
     text already read: the rows are extra, the page is not."""
-    if not pdf_tables.looks_tabular(plain):
+    if not tries.worth_it() or not pdf_tables.looks_tabular(plain):
         return plain
+    rows: list[str] = []
     try:
-        layout = page.extract_text(extraction_mode="layout") or ""
-        return pdf_tables.append_rows(plain, pdf_tables.table_rows(_clean(layout)))
+        rows = pdf_tables.table_rows(_clean(page.extract_text(extraction_mode="layout") or ""))
     except PageTimeout:
         warnings.append(f"page {n}: table rows left out: timed out; set parse_timeout to allow longer")
     except MemoryError:
         warnings.append(f"page {n}: table rows left out: {OUT_OF_MEMORY}")
-    except Exception:  # layout mode has failure modes of its own (limits included)
+    except Exception:  # noqa: BLE001 - layout mode has failure modes of its own (limits included)
         pass
-    return plain
+    return pdf_tables.append_rows(plain, tries.record(rows))
 
 
 class _alarm:
