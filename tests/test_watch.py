@@ -412,12 +412,7 @@ def test_unparseable_file_is_skipped_and_the_daemon_goes_on(vault, rag_home, dae
     (vault / "binary.md").write_bytes(b"\x00\x01\x02" * 1000)
     wait_for(lambda: "skipped" in d.text() and "broken.pdf" in d.text(), DEADLINE, "the skip to be logged", d.proc)
     (vault / "After.md").write_text("# After\n\nStill alive after a bad file. Marker: phoenix.\n")
-    reader = Reader()
-    try:
-        wait_for(lambda: str(vault / "After.md") in reader.keyword_paths("phoenix"), DEADLINE,
-                 "the next note", d.proc)
-    finally:
-        reader.close()
+    _wait_found(vault / "After.md", "phoenix", d, "the next note")
     assert d.proc.poll() is None
     assert d.terminate()[0] == 0
 
@@ -483,12 +478,17 @@ def test_the_watcher_does_not_ask_inotify_for_opens_and_closes(vault, rag_home, 
     assert all(m & in_modify and m & in_create for m in masks)
     note = vault / "Deep" / "d0" / "d1" / "Found.md"
     note.write_text("# Found\n\nA note written below the watched folders. Marker: cassowary.\n")
+    _wait_found(note, "cassowary", d, "the new note")
+    assert d.terminate()[0] == 0
+
+
+def _wait_found(note, word: str, d, what: str) -> None:
+    """Until a keyword search for ``word`` finds ``note`` (the daemon ``d`` must stay up)."""
     reader = Reader()
     try:
-        wait_for(lambda: str(note) in reader.keyword_paths("cassowary"), DEADLINE, "the new note", d.proc)
+        wait_for(lambda: str(note) in reader.keyword_paths(word), DEADLINE, what, d.proc)
     finally:
         reader.close()
-    assert d.terminate()[0] == 0
 
 
 def _unshare_works() -> bool:
@@ -512,11 +512,7 @@ def test_inotify_limit_falls_back_to_polling(vault, rag_home, daemons):
     assert "max_user_watches" in d.text() and "falling back to polling" in d.text()
     deep = vault / "Deep/d0/d1/d2/d3/d4/d5/Far.md"
     deep.write_text("# Far\n\nA note in a folder inotify could not watch. Marker: spelunker.\n")
-    reader = Reader()
-    try:
-        wait_for(lambda: str(deep) in reader.keyword_paths("spelunker"), DEADLINE, "the deep note", d.proc)
-    finally:
-        reader.close()
+    _wait_found(deep, "spelunker", d, "the deep note")
     assert d.terminate()[0] == 0
 
 

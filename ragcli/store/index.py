@@ -334,7 +334,7 @@ class Index(Searching, Repairs):
     def open_vectors_ahead(self) -> None:
         """Start opening the local vector store on a thread (``vectors.OpenAhead``): a writer
         calls this once it knows it will write, and parses and embeds meanwhile."""
-        if self._vectors is None and self._ahead is None and not self.config.chroma_url and self._beside is None:
+        if self._vectors is None and self._ahead is None and not self.config.chroma_url:
             from .vectors import OpenAhead
 
             self._ahead = OpenAhead(self.dir / CHROMA_NAME)
