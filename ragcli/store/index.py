@@ -121,7 +121,7 @@ class Index(Searching, Repairs):
             except Exception:  # noqa: BLE001 - nobody wanted the store; its error does not matter
                 pass
             self._ahead = None
-        self._vectors = None
+        self.drop_vectors()
         self._m.close()
         if self.lock:
             self.lock.release()
@@ -202,14 +202,15 @@ class Index(Searching, Repairs):
         return total
 
     # -- planning a sync --------------------------------------------------------------------
-    def plan(self, found: Mapping[str, tuple[int, int]], areas: Sequence[str]) -> SyncPlan:
+    def plan(self, found: Mapping[str, tuple[int, int]], areas: Sequence[str],
+             known: Mapping[str, FileRecord] | None = None) -> SyncPlan:
         """Compare files found on disk (path -> (size, mtime_ns)) under ``areas`` with the index.
 
         A file whose size and mtime are as recorded is unchanged without being read; one whose
         stat moved is a suspect (the caller hashes it); an indexed file under ``areas`` that was
-        not found is removed.
+        not found is removed. ``known``: the index's files, when the caller has read them.
         """
-        known = self._m.files()
+        known = self._m.files() if known is None else known
         plan = SyncPlan()
         for path, (size, mtime_ns) in found.items():
             rec = known.get(path)
@@ -331,13 +332,31 @@ class Index(Searching, Repairs):
                 catch_up(self._vectors, self._m.counts()[1], self.config.chroma_url, fill)
         return self._vectors
 
-    def open_vectors_ahead(self) -> None:
-        """Start opening the local vector store on a thread (``vectors.OpenAhead``): a writer
-        calls this once it knows it will write, and parses and embeds meanwhile."""
-        if self._vectors is None and self._ahead is None and not self.config.chroma_url:
-            from .vectors import OpenAhead
+    def open_vectors_ahead(self, in_child: bool = False) -> None:
+        """Start opening the local vector store while this writer goes on: a writer calls this
+        once it knows it will write, and parses and embeds meanwhile. ``in_child``: in a child
+        process (``vector_child``: a writer that exits soon; the loading cannot stall it), else
+        on a thread (``vectors.OpenAhead``: a long-lived writer keeps the store in process)."""
+        if self._vectors is not None or self._ahead is not None or self.config.chroma_url:
+            return
+        if in_child:
+            from .vector_child import ChildStore
 
-            self._ahead = OpenAhead(self.dir / CHROMA_NAME)
+            try:
+                self._vectors = ChildStore(self.dir / CHROMA_NAME, self.lock.fd if self.lock else None)
+                self._vectors_generation = self._m.generation()
+                return
+            except OSError:  # no child to be had (an interpreter this user may not start): a thread
+                pass
+        from .vectors import OpenAhead
+
+        self._ahead = OpenAhead(self.dir / CHROMA_NAME)
+
+    def drop_vectors(self) -> None:
+        """Let go of the vector store (a child process holding it leaves before this returns)."""
+        store, self._vectors = self._vectors, None
+        if hasattr(store, "close"):
+            store.close()
 
     def _open_vectors(self, fresh: bool = False):
         from .vectors import ChromaStore

@@ -25,7 +25,7 @@ class Repairs:
         if self._m.get_meta("vectors_dirty", "0") != "1":
             return
         if not self.config.chroma_url and not vectors_open_in_child(self.dir / CHROMA_NAME):
-            self._vectors = None
+            self.drop_vectors()
             forget_chroma_clients()
             move_aside(self.dir / CHROMA_NAME)  # the latest broken store is kept, for a bug report
             self.rebuild_vectors()
@@ -59,7 +59,7 @@ class Repairs:
                 self.vectors.reset()
                 _written, _deleted, lost = sync_into(self._m, self._dim(), self.vectors)
             else:
-                self._vectors = None
+                self.drop_vectors()
                 _written, _deleted, lost = rebuild_folder(self.dir, lambda fresh: sync_into(self._m, self._dim(), fresh))
             self._m.set_meta("vectors_dirty", "0")
         finally:
