@@ -23,6 +23,7 @@ manifest has chunks (a server that lost its data, an index moved onto a server).
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -339,7 +340,9 @@ class Index(Searching, Repairs):
         on a thread (``vectors.OpenAhead``: a long-lived writer keeps the store in process)."""
         if self._vectors is not None or self._ahead is not None or self.config.chroma_url:
             return
-        if in_child:
+        # Chroma keeps one system per folder and process: where this process has imported it, a
+        # reader here may hold one, which would not see a child's writes. Then the thread.
+        if in_child and "chromadb" not in sys.modules:
             from .vector_child import ChildStore
 
             try:

@@ -9,8 +9,8 @@ its few writes over a pipe.
 
 The child is a plain ``python -m ragcli.store.vector_child`` (never a fork: the writer may
 have threads). It dies with its parent (PR_SET_PDEATHSIG where Linux offers it; elsewhere it
-leaves when the pipe closes), ignores Ctrl-C (the writer decides what an interrupt means),
-and answers one request at a time, so every write has finished when its reply is read: the
+leaves when the pipe closes), sits in its own session so that a terminal's Ctrl-C reaches
+only the writer (which decides what an interrupt means), and answers one request at a time, so every write has finished when its reply is read: the
 write protocol (the manifest's journal, ``vectors_dirty``) is the writer's, as before.
 
 Protocol: length-prefixed pickles. The child's first message says it is ready (or why the
@@ -69,7 +69,8 @@ class ChildStore:
         self._proc = subprocess.Popen(
             [sys.executable, "-m", "ragcli.store.vector_child", str(path), str(os.getpid())],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
-            pass_fds=() if lock_fd is None else (lock_fd,))
+            pass_fds=() if lock_fd is None else (lock_fd,),
+            start_new_session=True)  # a terminal's Ctrl-C reaches the writer, which decides
         self._ready = False
         self._asked = False
 
