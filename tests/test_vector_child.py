@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -108,6 +109,22 @@ def test_a_child_that_dies_is_a_store_error_not_a_hang(tmp_path):
         os.kill(child._proc.pid, signal.SIGKILL)
         with pytest.raises(StoreError, match="the process holding the vector store ended"):
             child.upsert(["a"], _vectors(1), ["/a.md"])
+    finally:
+        child.close()
+
+
+def test_ctrl_c_during_a_write_takes_effect_once_the_write_is_done(tmp_path):
+    child = ChildStore(tmp_path / "child")
+    try:
+        assert child.count() == 0
+        n = 5000  # a write of a few seconds here
+        timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            child.upsert([f"c{i}" for i in range(n)], _vectors(n), ["/a.md"] * n)
+        timer.join()
+        assert child.count() == n  # the write finished, and the replies are still in step
+        assert child.query(_vectors(n)[7], 1)[0][0] == "c7"
     finally:
         child.close()
 

@@ -25,6 +25,7 @@ import signal
 import struct
 import subprocess
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -76,14 +77,15 @@ class ChildStore:
 
     def _call(self, method: str, *args):
         self._asked = True
-        if not self._ready:
-            self._reply()  # the child's first message: the store opened (or why not)
-            self._ready = True
-        try:
-            _send(self._proc.stdin, (method, args))
-        except (BrokenPipeError, OSError):
-            pass  # the child is gone: _reply says so
-        return self._reply()
+        with _interrupt_after():
+            if not self._ready:
+                self._reply()  # the child's first message: the store opened (or why not)
+                self._ready = True
+            try:
+                _send(self._proc.stdin, (method, args))
+            except (BrokenPipeError, OSError):
+                pass  # the child is gone: _reply says so
+            return self._reply()
 
     def _reply(self):
         try:
@@ -138,6 +140,32 @@ class ChildStore:
         except subprocess.TimeoutExpired:
             self._proc.kill()
             self._proc.wait()
+
+
+class _interrupt_after:
+    """Ctrl-C during a request takes effect once its reply is in: a write in process could not
+    be cut half-way either (Chroma's Rust call runs to its end), and a reply half-read would
+    leave the pipe out of step. Main thread only (where Python delivers signals)."""
+
+    def __enter__(self):
+        self.caught = False
+        self.installed = threading.current_thread() is threading.main_thread()
+        if self.installed:
+            self.previous = signal.signal(signal.SIGINT, self._note)
+        return self
+
+    def _note(self, signum, frame) -> None:
+        self.caught = True
+
+    def __exit__(self, *exc) -> None:
+        if not self.installed:
+            return
+        signal.signal(signal.SIGINT, self.previous)
+        if self.caught:  # the user asked to stop: that wins over how the request ended
+            if callable(self.previous):
+                self.previous(signal.SIGINT, None)
+            elif self.previous in (signal.SIG_DFL, None):
+                raise KeyboardInterrupt
 
 
 # ---------------------------------------------------------------- child side
