@@ -26,6 +26,8 @@ from .pdf_tables import Cell, mend_cells
 JOIN = 0.12
 CELL = 0.8
 SAME_LINE = 0.5  # baselines closer than this (in font heights) are one line
+RAISED = 0.25  # a baseline this far above the previous piece's (in its font heights): superscript
+TOUCH = 1.0  # points two pieces may share and still sit side by side (a footnote mark after its word)
 
 
 @dataclass(frozen=True)
@@ -46,7 +48,7 @@ def page_lines(page) -> list[list[Cell]]:
     previous: list[Piece] | None = None
     for line in _lines(pieces(page)):
         if previous is not None:
-            gap = previous[0].y - line[0].y
+            gap = min(p.y for p in previous) - max(p.y for p in line)
             height = min(p.height for p in line)
             lines.extend([] for _ in range(max(0, int(gap / height) - 1)))
         lines.append(mend_cells(_cells(line)))
@@ -94,7 +96,13 @@ def _trimmed(x0: float, x1: float, y: float, height: float, text: str) -> Piece:
 
 
 def _lines(found: list[Piece]) -> list[list[Piece]]:
-    """Pieces grouped by baseline, top to bottom, each line left to right."""
+    """Pieces grouped by baseline, top to bottom, each line left to right.
+
+    Two neighbouring lines less than a font height apart become one when no piece of one
+    overlaps a piece of the other, closest pair first: a cell set midway between the lines
+    of its neighbours ("Parameter name" beside "Number of / Values", a default value beside
+    a two-line row, a footnote mark raised off its line) is read on one line with them, as
+    layout mode does."""
     lines: list[list[Piece]] = []
     for piece in sorted(found, key=lambda p: -p.y):
         line = lines[-1] if lines else None
@@ -102,29 +110,55 @@ def _lines(found: list[Piece]) -> list[list[Piece]]:
             line.append(piece)
         else:
             lines.append([piece])
+    while True:
+        pairs = [(_gap(lines[n], lines[n + 1]), n) for n in range(len(lines) - 1)
+                 if _joinable(lines[n], lines[n + 1])]
+        if not pairs:
+            break
+        _, n = min(pairs)
+        lines[n:n + 2] = [lines[n] + lines[n + 1]]
     return [sorted(line, key=lambda p: p.x0) for line in lines]
+
+
+def _gap(above: list[Piece], below: list[Piece]) -> float:
+    return min(p.y for p in above) - max(p.y for p in below)
+
+
+def _joinable(above: list[Piece], below: list[Piece]) -> bool:
+    height = min(max(p.height for p in above), max(p.height for p in below))
+    return (_gap(above, below) < height
+            and not any(a.x0 < b.x1 - TOUCH and b.x0 < a.x1 - TOUCH for a in above for b in below))
 
 
 def _cells(line: list[Piece]) -> list[Cell]:
     """A line's pieces joined into cells: close pieces into words, words a space apart into
-    one cell, and a wider gap starts the next cell."""
+    one cell, and a wider gap starts the next cell. A smaller piece raised after a digit is
+    an exponent ("2" "31": 2^31, not 231): it is said with "^", so the cell is no figure."""
     cells: list[Cell] = []
     start = end = 0.0
     text = ""
+    last: Piece | None = None
     for piece in line:
         if text and _same_spot(piece, start, end, text):
             continue  # drawn twice (a bold effect): one copy
         gap = piece.x0 - end
-        if text and gap < CELL * piece.height:
+        if last and text and gap < CELL * piece.height:
             glue = "" if gap < JOIN * piece.height else " "
+            if _raised(piece, last) and text[-1].isdigit():
+                glue = "^"
             text, end = text + glue + piece.text, max(end, piece.x1)
-            continue
-        if text:
-            cells.append(Cell(start, end, " ".join(text.split())))
-        start, end, text = piece.x0, piece.x1, piece.text
+        else:
+            if text:
+                cells.append(Cell(start, end, " ".join(text.split())))
+            start, end, text = piece.x0, piece.x1, piece.text
+        last = piece
     if text:
         cells.append(Cell(start, end, " ".join(text.split())))
     return cells
+
+
+def _raised(piece: Piece, before: Piece) -> bool:
+    return piece.height < before.height and piece.y - before.y > RAISED * before.height
 
 
 def _same_spot(piece: Piece, start: float, end: float, text: str) -> bool:

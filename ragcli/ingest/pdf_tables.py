@@ -32,6 +32,7 @@ _CELL = re.compile(r"\S+(?: \S+)*")
 _SPACE_DOT = re.compile(r"(?<=\d) \.(?=\d)")
 _DOT_SPACE = re.compile(r"(\d)\. (\d)")
 _DIGIT = re.compile(r"\d")
+_FIGURE_START = re.compile(r"^[(\[]?[-−–+]?[$€£]?\d")
 _HYPHEN_BREAK = re.compile(r"(?<=[a-z])- (?=[a-z])")  # "sepa- rately": a word broken over lines
 _CURRENCY = {"$", "€", "£"}
 
@@ -70,8 +71,8 @@ def rows_in_lines(lines: list[list[Cell]]) -> list[str]:
     rows: list[str] = []
     for first, last in _blocks(lines):
         header = _header(lines, first)
-        names = _column_names(header) if header else None
-        if not names:
+        columns = _columns(header) if header else None
+        if not columns:
             continue  # no header above, or an ambiguous one: nothing to pair the figures with
         data = [lines[n] for n in range(first, last + 1) if _is_data(lines[n])]
         # Only the fullest rows: a sparse row (a section's opening figure, a subtotal with
@@ -79,7 +80,7 @@ def rows_in_lines(lines: list[list[Cell]]) -> list[str]:
         # can then overlap the wrong one; in a full row every column is taken in order.
         full = max(len(_split_label(cells)[1]) for cells in data)
         paired = [row for cells in data if len(_split_label(cells)[1]) == full
-                  for row in _pair(cells, header, names)]
+                  for row in _pair(cells, header, columns)]
         # a table printed in blocks across the page is read block by block, as it is meant
         rows.extend(text for _, text in sorted(paired, key=lambda row: row[0]))
     return rows
@@ -126,6 +127,12 @@ def _is_value(text: str) -> bool:
 def _has_figure(cells: list[Cell]) -> bool:
     """A cell that is a figure other than a year ("2021", "FY 2016" head columns)."""
     return any(_NUMBER.match(c.text) and not _YEAR.match(c.text) for c in cells)
+
+
+def _opens_with_figure(text: str) -> bool:
+    """A cell that opens with a figure other than a year: a value, or an expression of figures
+    ("2^31 − 1"), never a column's name."""
+    return bool(_FIGURE_START.match(text)) and not _YEAR.match(text)
 
 
 def _is_year_header(cells: list[Cell]) -> bool:
@@ -188,7 +195,8 @@ def _header(lines: list[list[Cell]], first: int) -> list[tuple[int, list[Cell]]]
     number: the non-blank lines above it (runs of up to two blank lines skipped: a tax table
     sets "Your tax is—" apart from its column names), up to the first line that is a row,
     prose or a title. Single-cell lines at the top are dropped: that is a caption, and
-    naming a figure by it is a guess. A single-cell line inside ("Not Met" under "Target")
+    naming a figure by it is a guess, unless the cell sits right over one cell below (the
+    first line of a column's name). A single-cell line inside ("Not Met" under "Target")
     stays."""
     header: list[tuple[int, list[Cell]]] = []
     n, blanks = first - 1, 0
@@ -198,16 +206,24 @@ def _header(lines: list[list[Cell]], first: int) -> list[tuple[int, list[Cell]]]
             blanks += 1
             if blanks > MAX_HEADER_BLANKS:
                 break
-        elif _has_figure(cells) or any(len(c.text) > MAX_HEADER_CELL for c in cells):
-            break  # figures make a row; a long cell is prose or a title
+        elif _has_figure(cells) or any(_opens_with_figure(c.text) or len(c.text) > MAX_HEADER_CELL
+                                       for c in cells):
+            break  # figures make a row ("2^31 − 1" too); a long cell is prose or a title
         else:
             blanks = 0
             header.append((n, cells))
         n -= 1
     header.reverse()
-    while header and len(header[0][1]) < 2:
+    while header and len(header[0][1]) < 2 and not _heads_one_cell(header):
         header.pop(0)
     return header
+
+
+def _heads_one_cell(header: list[tuple[int, list[Cell]]]) -> bool:
+    """The single cell of the top header line is the first line of one column's name ("FY
+    2022" over "Target" over "Met/"): it sits right above exactly one cell of the next line."""
+    (n, (top, *_)), (below_n, below) = header[0], header[1] if len(header) > 1 else (-1, [])
+    return below_n == n + 1 and len([c for c in below if c.overlaps(top)]) == 1
 
 
 def _stacks(header: list[tuple[int, list[Cell]]]) -> dict[tuple[int, int], str]:
@@ -238,23 +254,48 @@ def _stacks(header: list[tuple[int, list[Cell]]]) -> dict[tuple[int, int], str]:
     return text
 
 
-def _column_names(header: list[tuple[int, list[Cell]]]) -> list[str] | None:
-    """The name of each column of the fullest header line: every header over it, top to
-    bottom; None when two cells of one line sit over one column (which heads it is a guess).
-    A header over several columns (a spanning header above) names each of them."""
+def _columns(header: list[tuple[int, list[Cell]]]) -> list[Cell] | None:
+    """The table's columns, left to right, each as its x span and its name (every header over
+    it, top to bottom); None when the header is ambiguous.
+
+    The cells of the fullest header line are columns. A header that sits over none of them
+    (a column whose name is set higher or lower than the others: "FY 2022 / Target / Met/ /
+    Not Met" beside one-line names) is a column too, made of the cells over one another
+    there; two cells of one line among them leave the table out. Two cells of one line over
+    one column leave it out as well: which one heads it is a guess. A header over several
+    columns (a spanning header above) names each of them."""
+    lines = [line for _, line in header]
+    fullest = max(lines, key=len)
+    spans = list(fullest)
+    orphans = [(i, c) for i, line in enumerate(lines) if line is not fullest for c in line
+               if not any(c.overlaps(f) for f in fullest)]
+    for group in _overlapping(orphans):
+        if len({i for i, _ in group}) < len(group):
+            return None  # two cells of one line in one stack: not one column
+        spans.append(Cell(min(c.start for _, c in group), max(c.end for _, c in group), ""))
     stacks = _stacks(header)
-    at, columns = max(enumerate(line for _, line in header), key=lambda found: len(found[1]))
-    names = []
-    for column in columns:
+    columns = []
+    for span in sorted(spans, key=lambda c: c.start):
         said: list[str] = []
-        for i, (_, line) in enumerate(header):
-            over = [j for j, c in enumerate(line) if c.overlaps(column)]
+        for i, line in enumerate(lines):
+            over = [j for j, c in enumerate(line) if c.overlaps(span)]
             if len(over) > 1:
                 return None
             if over and stacks[(i, over[0])] not in said:
                 said.append(stacks[(i, over[0])])
-        names.append(" ".join(said))
-    return names
+        columns.append(Cell(span.start, span.end, " ".join(said)))
+    return columns
+
+
+def _overlapping(cells: list[tuple[int, Cell]]) -> list[list[tuple[int, Cell]]]:
+    """The cells in groups that overlap one another in x, directly or through others."""
+    groups: list[list[tuple[int, Cell]]] = []
+    for found in sorted(cells, key=lambda found: found[1].start):
+        if groups and any(found[1].overlaps(c) for _, c in groups[-1]):
+            groups[-1].append(found)
+        else:
+            groups.append([found])
+    return groups
 
 
 def _period(names: list[str]) -> int:
@@ -266,6 +307,13 @@ def _period(names: list[str]) -> int:
     return len(names)
 
 
+def _unqualified(names: list[str]) -> bool:
+    """Two columns of one name, or one whose name ends another's: a spanning header set over
+    only some of the columns it heads ("XSum" centred over "R2" of "R1 R2 RL")."""
+    return len(set(names)) < len(names) or any(
+        a != b and a.endswith(" " + b) for a in names for b in names)
+
+
 def _is_prose(text: str) -> bool:
     """A line of running text: a hyphenated line break, or 4+ words opening in lower case
     (a two-column paper's text column beside a table)."""
@@ -273,25 +321,30 @@ def _is_prose(text: str) -> bool:
 
 
 def _pair(cells: list[Cell], header: list[tuple[int, list[Cell]]],
-          names: list[str]) -> list[tuple[int, str]]:
+          columns: list[Cell]) -> list[tuple[int, str]]:
     """(block, "Label — Header: value; ...") for each side-by-side block of a repeated header
     (one block if it does not repeat), or nothing when any value cannot be paired unambiguously.
 
-    The header line with the most cells names the columns: each value must sit under
-    exactly one of its cells, and no two values under the same one. Layout mode places
-    lines of different fonts on slightly different character grids, so a value can drift
-    under a neighbour's cell on some other header line; requiring one-to-one columns on
-    the fullest line catches that (a row with more values than columns is left out).
+    Each value must sit under exactly one column (see _columns), and no two values under the
+    same one. Layout mode places lines of different fonts on slightly different character
+    grids, so a value can drift under a neighbour's cell on some other header line; requiring
+    one-to-one columns catches that (a row with more values than columns is left out).
     A value that overlaps two cells of any header line straddles them: the row is left out."""
     label, values = _split_label(cells)
     if len(values) < len(cells) - 1 and _is_prose(cells[0].text):
         return []  # a column of running text beside the table: it is not the row's label
+    if not all(c.text.isprintable() for c in cells):
+        return []  # a glyph with no text ("\x13" for a check mark): the row's meaning is unknown
     if any(not _is_value(v.text) and _DIGIT.search(v.text) for v in values):
         return []  # two figures run together ("2.8%30.6%"): their columns are unknown
-    columns = max((line for _, line in header), key=len)
+    if any(_opens_with_figure(c.text) for c in cells[1:len(cells) - len(values)]):
+        return []  # figures the label swallowed ("84.1/90.9"): their columns are unknown
+    names = [c.text for c in columns]
+    period = len(columns) if label else _period(names)
+    if any(_unqualified(names[n:n + period]) for n in range(0, len(names), period)):
+        return []  # "R1" beside "CNN/DailyMail R1": which R1 the bare one is, is a guess
     previous = -1
     parts: dict[int, list[str]] = {}
-    period = len(names) if label else _period(names)
     for value in values:
         under = [i for i, c in enumerate(columns) if c.overlaps(value)]
         if len(under) != 1 or under[0] <= previous:
@@ -299,5 +352,5 @@ def _pair(cells: list[Cell], header: list[tuple[int, list[Cell]]],
         if any(len([c for c in line if c.overlaps(value)]) > 1 for _, line in header):
             return []  # the value straddles two header cells
         previous = under[0]
-        parts.setdefault(under[0] // period, []).append(f"{names[under[0]]}: {value.text}")
+        parts.setdefault(under[0] // period, []).append(f"{columns[under[0]].text}: {value.text}")
     return [(block, f"{label} — " * bool(label) + "; ".join(said)) for block, said in parts.items()]
