@@ -207,8 +207,8 @@ def _header(lines: list[list[Cell]], first: int) -> list[tuple[int, list[Cell]]]
             if blanks > MAX_HEADER_BLANKS:
                 break
         elif _has_figure(cells) or any(_opens_with_figure(c.text) or len(c.text) > MAX_HEADER_CELL
-                                       for c in cells):
-            break  # figures make a row ("2^31 − 1" too); a long cell is prose or a title
+                                       or ": " in c.text or c.text.endswith(":") for c in cells):
+            break  # figures make a row ("2^31 − 1" too); a long cell, or "Measure: ...", a title
         else:
             blanks = 0
             header.append((n, cells))
@@ -221,9 +221,10 @@ def _header(lines: list[list[Cell]], first: int) -> list[tuple[int, list[Cell]]]
 
 def _heads_one_cell(header: list[tuple[int, list[Cell]]]) -> bool:
     """The single cell of the top header line is the first line of one column's name ("FY
-    2022" over "Target" over "Met/"): it sits right above exactly one cell of the next line."""
+    2022" over "Target" over "Met/"): it sits right above exactly one cell of the next line,
+    a line of several cells (not a measure's name under "PERFORMANCE MEASURE:")."""
     (n, (top, *_)), (below_n, below) = header[0], header[1] if len(header) > 1 else (-1, [])
-    return below_n == n + 1 and len([c for c in below if c.overlaps(top)]) == 1
+    return below_n == n + 1 and len(below) > 1 and len([c for c in below if c.overlaps(top)]) == 1
 
 
 def _stacks(header: list[tuple[int, list[Cell]]]) -> dict[tuple[int, int], str]:
@@ -307,6 +308,13 @@ def _period(names: list[str]) -> int:
     return len(names)
 
 
+def _is_phrase(text: str) -> bool:
+    """Words that are part of a sentence, not a value ("Met", "albedo.day"): more than two,
+    or two opening in lower case ("academic institutions,")."""
+    words = text.split()
+    return len(words) > 2 or (len(words) == 2 and text[:1].islower())
+
+
 def _unqualified(names: list[str]) -> bool:
     """Two columns of one name, or one whose name ends another's: a spanning header set over
     only some of the columns it heads ("XSum" centred over "R2" of "R1 R2 RL")."""
@@ -337,6 +345,8 @@ def _pair(cells: list[Cell], header: list[tuple[int, list[Cell]]],
         return []  # a glyph with no text ("\x13" for a check mark): the row's meaning is unknown
     if any(not _is_value(v.text) and _DIGIT.search(v.text) for v in values):
         return []  # two figures run together ("2.8%30.6%"): their columns are unknown
+    if any(not _is_value(v.text) and _is_phrase(v.text) for v in values):
+        return []  # a phrase among the figures: a label wrapped past its first cell ("1.01")
     if any(_opens_with_figure(c.text) for c in cells[1:len(cells) - len(values)]):
         return []  # figures the label swallowed ("84.1/90.9"): their columns are unknown
     names = [c.text for c in columns]
