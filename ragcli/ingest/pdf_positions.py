@@ -11,7 +11,7 @@ start only, and pypdf joins a row's figures drawn in one text object into one ru
 ("92 98 90 97. 8 97.9 ≥90 Met" on OPM FY 2016 page 105), so which figure sits where is lost.
 The spans come from the text-state walk behind pypdf's layout mode instead, one entry per
 string shown. That walk is internal to pypdf (checked with 7.1): a pypdf that moves it
-raises here, and the page then keeps its plain text, as on any failure of table rows.
+raises here, and pdf.py then reads the page's rows from layout text as before.
 """
 
 from __future__ import annotations

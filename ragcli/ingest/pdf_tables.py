@@ -1,10 +1,11 @@
 """Table rows of a PDF page, said as readable lines: "Row label — Header: value; ...".
 
 pypdf's plain text turns a table into column soup (header cells one per line, then a bare
-row of figures), so nothing says which header a figure belongs to. Layout mode keeps each
-fragment at its x position as a character column, which is enough to pair a figure with
-the header cells above it. Layout mode is not used for the page text itself (it hurt
-two-column papers, see pdf.py); these lines are only appended after it.
+row of figures), so nothing says which header a figure belongs to. Placed at their x
+positions (pdf_positions.py: real x spans in points; or layout mode's character columns,
+the fallback) the cells are enough to pair a figure with the header cells above it. These
+lines are only appended after the page's plain text (layout mode hurt two-column papers as
+page text, see pdf.py).
 
 The answer may only say what the cited text says, so a wrong pairing is worse than none:
 a row is emitted only when every value in it pairs with exactly one header column, and a
