@@ -15,8 +15,9 @@ this module reads page by page, so one bad page costs that page, not the file:
   chunks) it gained nothing on bench/questions/pdf_tables.jsonl (hybrid hit@5 18/20 both,
   keyword 20/20 both, vector 18 -> 17, on an 801-page subset of pdfs-long) and read
   pages about half as fast (plain extraction to decide, then layout). Instead, a page whose
-  plain text looks like a table gets its table rows appended, read from layout mode and
-  said as "label — header: value" lines (pdf_tables.py); the plain text stays as it is.
+  plain text looks like a table gets its table rows appended, read from where each string
+  sits on the page (pdf_positions.py) and said as "label — header: value" lines
+  (pdf_tables.py); the plain text stays as it is.
 
 pypdf's many exceptions become one ParseError with a short reason. pypdf is imported inside
 functions: `import ragcli.cli` must not pull it in.
@@ -34,11 +35,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..types import Document, Section
-from . import pdf_tables
+from . import pdf_positions, pdf_tables
 from .errors import ParseError
 
 MAX_PAGE_WARNINGS = 5
 FRUITLESS_TABLE_PAGES = 10
+PROBE_EVERY = 10
 OUT_OF_MEMORY = "ran out of memory"
 _SPACES = re.compile(r"[ \t\u00a0]+$", re.M)
 _MB = 1 << 20
@@ -190,19 +192,30 @@ def _page_texts(reader, warnings: list[str], capture, limits: PdfLimits,
 
 
 class _TableTries:
-    """Layout mode costs up to ~0.8 s a page (IRS tax tables), and a file whose tables it
-    cannot line up (headers drifting off their columns) gives no rows on any page: after
-    ``FRUITLESS_TABLE_PAGES`` tabular-looking pages in a row without a row, the file's other
-    pages keep their plain text only."""
+    """Reading a page's text positions costs up to ~0.9 s a page (IRS tax tables), and a file
+    whose tables cannot be lined up gives no rows on most pages: after
+    ``FRUITLESS_TABLE_PAGES`` tabular-looking pages in a row without a row, only every
+    ``PROBE_EVERY``-th tabular-looking page is tried, and a row found there resumes trying
+    every page. The IRS 1040 instructions have 23 such pages (worksheets, EIC tables) before
+    their tax tables: a plain give-up never reached them, a probe does, for a tenth of the
+    cost of trying every page."""
 
     def __init__(self) -> None:
         self.fruitless = 0
+        self.passed = 0
 
     def worth_it(self) -> bool:
-        return self.fruitless < FRUITLESS_TABLE_PAGES
+        """Whether to read this tabular-looking page's rows."""
+        if self.fruitless < FRUITLESS_TABLE_PAGES:
+            return True
+        self.passed += 1
+        return self.passed % PROBE_EVERY == 0
 
     def record(self, rows: list[str]) -> list[str]:
-        self.fruitless = 0 if rows else self.fruitless + 1
+        if rows:
+            self.fruitless = self.passed = 0
+        else:
+            self.fruitless += 1
         return rows
 
 
@@ -211,18 +224,32 @@ def _with_table_rows(page, plain: str, n: int, warnings: list[str], tries: _Tabl
     pdf_tables.py) when the plain text looks like it holds a table. Runs inside the page's
     alarm and pypdf limits; any failure of this step (the alarm included) keeps the plain
     text already read: the rows are extra, the page is not."""
-    if not tries.worth_it() or not pdf_tables.looks_tabular(plain):
+    if not pdf_tables.looks_tabular(plain) or not tries.worth_it():
         return plain
     rows: list[str] = []
     try:
-        rows = pdf_tables.table_rows(_clean(page.extract_text(extraction_mode="layout") or ""))
+        rows = _table_rows(page)
     except PageTimeout:
         warnings.append(f"page {n}: table rows left out: timed out; set parse_timeout to allow longer")
     except MemoryError:
         warnings.append(f"page {n}: table rows left out: {OUT_OF_MEMORY}")
-    except Exception:  # noqa: BLE001 - layout mode has failure modes of its own (limits included)
+    except Exception:  # noqa: BLE001 - reading positions or layout text fails in ways of its own (limits included)
         pass
     return pdf_tables.append_rows(plain, tries.record(rows))
+
+
+def _table_rows(page) -> list[str]:
+    """Rows read from where each string sits on the page (pdf_positions). On the 21 long PDFs
+    this gave every row layout text gave, and rows on pages where layout text lets the
+    header drift off its columns (OPM FY 2016, the IRS tax tables), at the same cost; so
+    layout text is read only when the positions cannot be (a pypdf whose internals moved)."""
+    try:
+        lines = pdf_positions.page_lines(page)
+    except MemoryError:
+        raise
+    except Exception:  # noqa: BLE001 - pypdf internals (see pdf_positions), or a page they cannot read
+        return pdf_tables.table_rows(_clean(page.extract_text(extraction_mode="layout") or ""))
+    return pdf_tables.rows_in_lines(lines)
 
 
 class _alarm:

@@ -1,10 +1,11 @@
 """Table rows of a PDF page, said as readable lines: "Row label — Header: value; ...".
 
 pypdf's plain text turns a table into column soup (header cells one per line, then a bare
-row of figures), so nothing says which header a figure belongs to. Layout mode keeps each
-fragment at its x position as a character column, which is enough to pair a figure with
-the header cells above it. Layout mode is not used for the page text itself (it hurt
-two-column papers, see pdf.py); these lines are only appended after it.
+row of figures), so nothing says which header a figure belongs to. Placed at their x
+positions (pdf_positions.py: real x spans in points; or layout mode's character columns,
+the fallback) the cells are enough to pair a figure with the header cells above it. These
+lines are only appended after the page's plain text (layout mode hurt two-column papers as
+page text, see pdf.py).
 
 The answer may only say what the cited text says, so a wrong pairing is worse than none:
 a row is emitted only when every value in it pairs with exactly one header column, and a
@@ -32,13 +33,15 @@ _CELL = re.compile(r"\S+(?: \S+)*")
 _SPACE_DOT = re.compile(r"(?<=\d) \.(?=\d)")
 _DOT_SPACE = re.compile(r"(\d)\. (\d)")
 _DIGIT = re.compile(r"\d")
+_FIGURE_START = re.compile(r"^[(\[]?[-−–+]?[$€£]?\d")
+_HYPHEN_BREAK = re.compile(r"(?<=[a-z])- (?=[a-z])")  # "sepa- rately": a word broken over lines
 _CURRENCY = {"$", "€", "£"}
 
 
 @dataclass(frozen=True)
 class Cell:
-    start: int  # first character column
-    end: int  # one past the last character column
+    start: float  # first character column of layout text, or x in points (pdf_positions)
+    end: float  # one past the last character column, or the x where the text ends
     text: str
 
     def overlaps(self, other: Cell) -> bool:
@@ -60,22 +63,27 @@ def looks_tabular(plain: str) -> bool:
 
 def table_rows(layout: str) -> list[str]:
     """Readable lines for the table rows found in a page's layout-mode text."""
-    lines = [_cells(line) for line in layout.splitlines()]
+    return rows_in_lines([_cells(line) for line in layout.splitlines()])
+
+
+def rows_in_lines(lines: list[list[Cell]]) -> list[str]:
+    """Readable lines for the table rows found in a page's lines of cells, top to bottom
+    (an empty line is a blank one): from layout text, or placed by pdf_positions."""
     rows: list[str] = []
     for first, last in _blocks(lines):
         header = _header(lines, first)
-        if not header:
-            continue  # no header above: nothing to pair the figures with
+        columns = _columns(header) if header else None
+        if not columns:
+            continue  # no header above, or an ambiguous one: nothing to pair the figures with
         data = [lines[n] for n in range(first, last + 1) if _is_data(lines[n])]
         # Only the fullest rows: a sparse row (a section's opening figure, a subtotal with
         # empty cells) has fewer values than columns, and a figure between two columns
         # can then overlap the wrong one; in a full row every column is taken in order.
         full = max(len(_split_label(cells)[1]) for cells in data)
-        for cells in data:
-            if len(_split_label(cells)[1]) == full:
-                row = _pair(cells, header)
-                if row:
-                    rows.append(row)
+        paired = [row for cells in data if len(_split_label(cells)[1]) == full
+                  for row in _pair(cells, header, columns)]
+        # a table printed in blocks across the page is read block by block, as it is meant
+        rows.extend(text for _, text in sorted(paired, key=lambda row: row[0]))
     return rows
 
 
@@ -88,8 +96,13 @@ def append_rows(plain: str, rows: list[str]) -> str:
 
 
 def _cells(line: str) -> list[Cell]:
-    cells = [Cell(m.start(), m.end(), _mend_figure(m.group())) for m in _CELL.finditer(line)]
-    # a currency sign set apart from its figure ("$      1,234") belongs to the figure
+    return mend_cells([Cell(m.start(), m.end(), m.group()) for m in _CELL.finditer(line)])
+
+
+def mend_cells(cells: list[Cell]) -> list[Cell]:
+    """Figures mended (see _mend_figure), and a currency sign set apart from its figure
+    ("$      1,234") joined to it: it belongs to the figure."""
+    cells = [Cell(c.start, c.end, _mend_figure(c.text)) for c in cells]
     merged: list[Cell] = []
     for cell in cells:
         if merged and merged[-1].text in _CURRENCY:
@@ -115,6 +128,12 @@ def _is_value(text: str) -> bool:
 def _has_figure(cells: list[Cell]) -> bool:
     """A cell that is a figure other than a year ("2021", "FY 2016" head columns)."""
     return any(_NUMBER.match(c.text) and not _YEAR.match(c.text) for c in cells)
+
+
+def _opens_with_figure(text: str) -> bool:
+    """A cell that opens with a figure other than a year: a value, or an expression of figures
+    ("2^31 − 1"), never a column's name."""
+    return bool(_FIGURE_START.match(text)) and not _YEAR.match(text)
 
 
 def _is_year_header(cells: list[Cell]) -> bool:
@@ -172,13 +191,15 @@ def _continues_labels(cells: list[Cell], figures_from: int) -> bool:
     return not _has_figure(cells) and all(c.end <= figures_from for c in cells)
 
 
-def _header(lines: list[list[Cell]], first: int) -> list[list[Cell]]:
-    """The header lines above a table's first data row, top to bottom: the non-blank lines
-    above it (runs of up to two blank lines skipped: a tax table sets "Your tax is—" apart
-    from its column names), up to the first line that is a row, prose or a title. Single-cell
-    lines at the top are dropped: that is a caption, and naming a figure by it is a guess.
-    A single-cell line inside ("Not Met" under "Target") stays."""
-    header: list[list[Cell]] = []
+def _header(lines: list[list[Cell]], first: int) -> list[tuple[int, list[Cell]]]:
+    """The header lines above a table's first data row, top to bottom, each with its line
+    number: the non-blank lines above it (runs of up to two blank lines skipped: a tax table
+    sets "Your tax is—" apart from its column names), up to the first line that is a row,
+    prose or a title. Single-cell lines at the top are dropped: that is a caption, and
+    naming a figure by it is a guess, unless the cell sits right over one cell below (the
+    first line of a column's name). A single-cell line inside ("Not Met" under "Target")
+    stays."""
+    header: list[tuple[int, list[Cell]]] = []
     n, blanks = first - 1, 0
     while n >= 0 and len(header) < MAX_HEADER_LINES:
         cells = lines[n]
@@ -186,16 +207,120 @@ def _header(lines: list[list[Cell]], first: int) -> list[list[Cell]]:
             blanks += 1
             if blanks > MAX_HEADER_BLANKS:
                 break
-        elif _has_figure(cells) or any(len(c.text) > MAX_HEADER_CELL for c in cells):
-            break  # figures make a row; a long cell is prose or a title
+        elif _has_figure(cells) or any(_opens_with_figure(c.text) or len(c.text) > MAX_HEADER_CELL
+                                       or ": " in c.text or c.text.endswith(":") for c in cells):
+            break  # figures make a row ("2^31 − 1" too); a long cell, or "Measure: ...", a title
         else:
             blanks = 0
-            header.append(cells)
+            header.append((n, cells))
         n -= 1
     header.reverse()
-    while header and len(header[0]) < 2:
+    while header and len(header[0][1]) < 2 and not _heads_one_cell(header):
         header.pop(0)
     return header
+
+
+def _heads_one_cell(header: list[tuple[int, list[Cell]]]) -> bool:
+    """The single cell of the top header line is the first line of one column's name ("FY
+    2022" over "Target" over "Met/"): it sits right above exactly one cell of the next line,
+    a line of several cells (not a measure's name under "PERFORMANCE MEASURE:")."""
+    (n, (top, *_)), (below_n, below) = header[0], header[1] if len(header) > 1 else (-1, [])
+    return below_n == n + 1 and len(below) > 1 and len([c for c in below if c.overlaps(top)]) == 1
+
+
+def _stacks(header: list[tuple[int, list[Cell]]]) -> dict[tuple[int, int], str]:
+    """The whole text of the header each cell is a line of, keyed by (header line, cell):
+    a header wrapped over lines ("If line 43" / "(taxable" / "income) is—") is said whole
+    wherever one of its lines sits over a column. Cells on adjacent lines (no blank between)
+    are one header only when each overlaps the other alone; anything else stays apart."""
+    above: dict[tuple[int, int], tuple[int, int]] = {}
+    for i in range(1, len(header)):
+        (top_n, top), (n, line) = header[i - 1], header[i]
+        if n != top_n + 1:
+            continue
+        for j, cell in enumerate(line):
+            over = [k for k, c in enumerate(top) if c.overlaps(cell)]
+            if len(over) == 1 and [c for c in line if c.overlaps(top[over[0]])] == [cell]:
+                above[(i, j)] = (i - 1, over[0])
+    chains: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    for i, (_, line) in enumerate(header):
+        for j in range(len(line)):
+            top = (i, j)
+            while top in above:
+                top = above[top]
+            chains.setdefault(top, []).append((i, j))
+    text = {}
+    for chain in chains.values():
+        said = _HYPHEN_BREAK.sub("", " ".join(header[i][1][j].text for i, j in chain))
+        text.update(dict.fromkeys(chain, said))
+    return text
+
+
+def _columns(header: list[tuple[int, list[Cell]]]) -> list[Cell] | None:
+    """The table's columns, left to right, each as its x span and its name (every header over
+    it, top to bottom); None when the header is ambiguous.
+
+    The cells of the fullest header line are columns. A header that sits over none of them
+    (a column whose name is set higher or lower than the others: "FY 2022 / Target / Met/ /
+    Not Met" beside one-line names) is a column too, made of the cells over one another
+    there; two cells of one line among them leave the table out. Two cells of one line over
+    one column leave it out as well: which one heads it is a guess. A header over several
+    columns (a spanning header above) names each of them."""
+    lines = [line for _, line in header]
+    fullest = max(lines, key=len)
+    spans = list(fullest)
+    orphans = [(i, c) for i, line in enumerate(lines) if line is not fullest for c in line
+               if not any(c.overlaps(f) for f in fullest)]
+    for group in _overlapping(orphans):
+        if len({i for i, _ in group}) < len(group):
+            return None  # two cells of one line in one stack: not one column
+        spans.append(Cell(min(c.start for _, c in group), max(c.end for _, c in group), ""))
+    stacks = _stacks(header)
+    columns = []
+    for span in sorted(spans, key=lambda c: c.start):
+        said: list[str] = []
+        for i, line in enumerate(lines):
+            over = [j for j, c in enumerate(line) if c.overlaps(span)]
+            if len(over) > 1:
+                return None
+            if over and stacks[(i, over[0])] not in said:
+                said.append(stacks[(i, over[0])])
+        columns.append(Cell(span.start, span.end, " ".join(said)))
+    return columns
+
+
+def _overlapping(cells: list[tuple[int, Cell]]) -> list[list[tuple[int, Cell]]]:
+    """The cells in groups that overlap one another in x, directly or through others."""
+    groups: list[list[tuple[int, Cell]]] = []
+    for found in sorted(cells, key=lambda found: found[1].start):
+        if groups and any(found[1].overlaps(c) for _, c in groups[-1]):
+            groups[-1].append(found)
+        else:
+            groups.append([found])
+    return groups
+
+
+def _period(names: list[str]) -> int:
+    """How many columns one table has when the same header repeats side by side (a tax table
+    printed in three blocks across the page): each block's values make a row of their own."""
+    for k in range(2, len(names)):
+        if len(names) % k == 0 and all(names[i] == names[i - k] for i in range(k, len(names))):
+            return k
+    return len(names)
+
+
+def _is_phrase(text: str) -> bool:
+    """Words that are part of a sentence, not a value ("Met", "albedo.day"): more than two,
+    or two opening in lower case ("academic institutions,")."""
+    words = text.split()
+    return len(words) > 2 or (len(words) == 2 and text[:1].islower())
+
+
+def _unqualified(names: list[str]) -> bool:
+    """Two columns of one name, or one whose name ends another's: a spanning header set over
+    only some of the columns it heads ("XSum" centred over "R2" of "R1 R2 RL")."""
+    return len(set(names)) < len(names) or any(
+        a != b and a.endswith(" " + b) for a in names for b in names)
 
 
 def _is_prose(text: str) -> bool:
@@ -204,40 +329,39 @@ def _is_prose(text: str) -> bool:
     return text.endswith("-") or (text[:1].islower() and len(text.split()) >= 4)
 
 
-def _pair(cells: list[Cell], header: list[list[Cell]]) -> str | None:
-    """"Label — Header: value; ..." or None when any value cannot be paired unambiguously.
+def _pair(cells: list[Cell], header: list[tuple[int, list[Cell]]],
+          columns: list[Cell]) -> list[tuple[int, str]]:
+    """(block, "Label — Header: value; ...") for each side-by-side block of a repeated header
+    (one block if it does not repeat), or nothing when any value cannot be paired unambiguously.
 
-    The header line with the most cells names the columns: each value must sit under
-    exactly one of its cells, and no two values under the same one. Layout mode places
-    lines of different fonts on slightly different character grids, so a value can drift
-    under a neighbour's cell on some other header line; requiring one-to-one columns on
-    the fullest line catches that (a row with more values than columns is left out).
-    A cell of another line joins a value's header when it overlaps the value's column cell
-    (a spanning header above, a wrapped header word below); two such cells on one line
-    leave the row out."""
+    Each value must sit under exactly one column (see _columns), and no two values under the
+    same one. Layout mode places lines of different fonts on slightly different character
+    grids, so a value can drift under a neighbour's cell on some other header line; requiring
+    one-to-one columns catches that (a row with more values than columns is left out).
+    A value that overlaps two cells of any header line straddles them: the row is left out."""
     label, values = _split_label(cells)
     if len(values) < len(cells) - 1 and _is_prose(cells[0].text):
-        return None  # a column of running text beside the table: it is not the row's label
+        return []  # a column of running text beside the table: it is not the row's label
+    if not all(c.text.isprintable() for c in cells):
+        return []  # a glyph with no text ("\x13" for a check mark): the row's meaning is unknown
     if any(not _is_value(v.text) and _DIGIT.search(v.text) for v in values):
-        return None  # two figures run together ("2.8%30.6%"): their columns are unknown
-    columns = max(header, key=len)
+        return []  # two figures run together ("2.8%30.6%"): their columns are unknown
+    if any(not _is_value(v.text) and _is_phrase(v.text) for v in values):
+        return []  # a phrase among the figures: a label wrapped past its first cell ("1.01")
+    if any(_opens_with_figure(c.text) for c in cells[1:len(cells) - len(values)]):
+        return []  # figures the label swallowed ("84.1/90.9"): their columns are unknown
+    names = [c.text for c in columns]
+    period = len(columns) if label else _period(names)
+    if any(_unqualified(names[n:n + period]) for n in range(0, len(names), period)):
+        return []  # "R1" beside "CNN/DailyMail R1": which R1 the bare one is, is a guess
     previous = -1
-    parts: list[str] = []
+    parts: dict[int, list[str]] = {}
     for value in values:
         under = [i for i, c in enumerate(columns) if c.overlaps(value)]
         if len(under) != 1 or under[0] <= previous:
-            return None  # no column, two columns, or out of order (another value's column)
+            return []  # no column, two columns, or out of order (another value's column)
+        if any(len([c for c in line if c.overlaps(value)]) > 1 for _, line in header):
+            return []  # the value straddles two header cells
         previous = under[0]
-        column = columns[under[0]]
-        names = []
-        for line in header:
-            if len([c for c in line if c.overlaps(value)]) > 1:
-                return None  # the value straddles two header cells
-            over = [c for c in line if c.overlaps(column)]
-            if len(over) > 1:
-                return None  # two header cells over one column: which one heads it is a guess
-            if over:
-                names.append(over[0].text)
-        parts.append(f"{' '.join(names)}: {value.text}")
-    text = "; ".join(parts)
-    return f"{label} — {text}" if label else text
+        parts.setdefault(under[0] // period, []).append(f"{columns[under[0]].text}: {value.text}")
+    return [(block, f"{label} — " * bool(label) + "; ".join(said)) for block, said in parts.items()]
