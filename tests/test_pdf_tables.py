@@ -110,7 +110,7 @@ def test_a_tax_table_printed_in_blocks_gives_a_row_per_block() -> None:
     # IRS 1040 instructions 2017, tax table page 80: three blocks of six columns across the
     # page, each row read block by block; the header wrapped over three lines is said whole.
     # Checked by eye against pypdf's positions: 12,000 / 12,050 / 1,338 / 1,203 / 1,338 / 1,203.
-    # (Parsing the file reaches the tax tables on page 83, see the probe test below.)
+    # (Parsing the file reaches the tax tables through a probe, see the probe test below.)
     import pypdf
 
     from ragcli.ingest.pdf_positions import page_lines
@@ -226,7 +226,14 @@ def test_a_file_whose_tables_give_no_rows_stops_paying_for_them(monkeypatch):
 @needs_long
 def test_a_probe_past_the_fruitless_pages_finds_the_tax_tables() -> None:
     # IRS 1040 instructions: 23 tabular-looking pages without rows (worksheets, the EIC
-    # table) come before the tax tables; the probe on page 83 finds rows and reading resumes.
+    # table) come before the tax tables; the probe on page 83 finds rows, reading resumes,
+    # and the pages passed over since the last probe (80-82) are tried after all.
     path = LONG / "irs_i1040_instructions_2017.pdf"
     with_rows = [n for n, text in _pages(path).items() if MARKER in text]
-    assert with_rows[:2] == [83, 84] and 89 in with_rows
+    assert with_rows[:5] == [80, 81, 82, 83, 84] and 89 in with_rows
+    # bench/questions/pdf_tables.jsonl pdf-06, checked by eye on page 80: 12,300-12,350, single: 1,383
+    assert _row(path, 80, "If line 43 (taxable income) is— At least: 12,300;") == (
+        "If line 43 (taxable income) is— At least: 12,300; "
+        "If line 43 (taxable income) is— But less than: 12,350; Single: 1,383; "
+        "And you are— Married filing jointly * Your tax is—: 1,233; "
+        "And you are— Married filing separately Your tax is—: 1,383; Head of a household: 1,233")

@@ -186,6 +186,8 @@ def _page_texts(reader, warnings: list[str], capture, limits: PdfLimits,
             skipped.append(skip)
             warnings.append(skip.warning())
         texts.append(_clean(text))
+        for m in tables.take_passed():  # a probe found rows: the pages passed over before it
+            texts[m - 1] = _clean(_with_rows_again(reader.pages[m - 1], texts[m - 1], m, warnings, limits))
         if on_page:
             on_page(n, total)
     return texts, skipped
@@ -196,27 +198,36 @@ class _TableTries:
     whose tables cannot be lined up gives no rows on most pages: after
     ``FRUITLESS_TABLE_PAGES`` tabular-looking pages in a row without a row, only every
     ``PROBE_EVERY``-th tabular-looking page is tried, and a row found there resumes trying
-    every page. The IRS 1040 instructions have 23 such pages (worksheets, EIC tables) before
-    their tax tables: a plain give-up never reached them, a probe does, for a tenth of the
-    cost of trying every page."""
+    every page, and the pages passed over since the last probe are tried after all. The IRS
+    1040 instructions have 23 such pages (worksheets, EIC tables) before their tax tables
+    (pages 80-107): a plain give-up never reached them, a probe does (page 83, then 80-82),
+    for a tenth of the cost of trying every page."""
 
     def __init__(self) -> None:
         self.fruitless = 0
-        self.passed = 0
+        self.passed: list[int] = []  # tabular-looking pages passed over since the last probe
+        self._found_after: list[int] = []  # the passed pages of a probe that found rows
 
-    def worth_it(self) -> bool:
-        """Whether to read this tabular-looking page's rows."""
-        if self.fruitless < FRUITLESS_TABLE_PAGES:
+    def worth_it(self, n: int) -> bool:
+        """Whether to read the rows of tabular-looking page ``n`` now."""
+        if self.fruitless < FRUITLESS_TABLE_PAGES or len(self.passed) + 1 >= PROBE_EVERY:
             return True
-        self.passed += 1
-        return self.passed % PROBE_EVERY == 0
+        self.passed.append(n)
+        return False
 
     def record(self, rows: list[str]) -> list[str]:
         if rows:
-            self.fruitless = self.passed = 0
+            self.fruitless = 0
+            self._found_after = self.passed
         else:
             self.fruitless += 1
+        self.passed = []
         return rows
+
+    def take_passed(self) -> list[int]:
+        """The pages to try after all, once: those passed over before a probe that found rows."""
+        pages, self._found_after = self._found_after, []
+        return pages
 
 
 def _with_table_rows(page, plain: str, n: int, warnings: list[str], tries: _TableTries) -> str:
@@ -224,18 +235,32 @@ def _with_table_rows(page, plain: str, n: int, warnings: list[str], tries: _Tabl
     pdf_tables.py) when the plain text looks like it holds a table. Runs inside the page's
     alarm and pypdf limits; any failure of this step (the alarm included) keeps the plain
     text already read: the rows are extra, the page is not."""
-    if not pdf_tables.looks_tabular(plain) or not tries.worth_it():
+    if not pdf_tables.looks_tabular(plain) or not tries.worth_it(n):
         return plain
+    return pdf_tables.append_rows(plain, tries.record(_rows_or_none(page, n, warnings)))
+
+
+def _with_rows_again(page, plain: str, n: int, warnings: list[str], limits: PdfLimits) -> str:
+    """A page passed over, its rows tried after all (under its own alarm)."""
     rows: list[str] = []
     try:
-        rows = _table_rows(page)
+        with _alarm(limits.page_timeout):
+            rows = _rows_or_none(page, n, warnings)
+    except PageTimeout:  # the alarm went off between the step's own handlers
+        warnings.append(f"page {n}: table rows left out: timed out; set parse_timeout to allow longer")
+    return pdf_tables.append_rows(plain, rows)
+
+
+def _rows_or_none(page, n: int, warnings: list[str]) -> list[str]:
+    try:
+        return _table_rows(page)
     except PageTimeout:
         warnings.append(f"page {n}: table rows left out: timed out; set parse_timeout to allow longer")
     except MemoryError:
         warnings.append(f"page {n}: table rows left out: {OUT_OF_MEMORY}")
     except Exception:  # noqa: BLE001 - reading positions or layout text fails in ways of its own (limits included)
         pass
-    return pdf_tables.append_rows(plain, tries.record(rows))
+    return []
 
 
 def _table_rows(page) -> list[str]:
