@@ -32,13 +32,13 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
+from ..children import child_env
 from ..types import Document, Section
 from .errors import ParseError
 from .obsidian import NoteResolver
 from .pdf import OUT_OF_MEMORY, PdfLimits
 from .read import read_and_parse
 
-_PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
 
 
 # ---------------------------------------------------------------- child side
@@ -127,13 +127,11 @@ class Worker:
         self._buffer = b""
 
     def _start(self) -> subprocess.Popen:
-        env = dict(os.environ)
-        env["PYTHONPATH"] = _PACKAGE_PARENT + os.pathsep + env.get("PYTHONPATH", "")
         self.started += 1
         return subprocess.Popen(
             [sys.executable, "-m", "ragcli.ingest.worker", str(self.memory_mb), str(self.timeout)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            env=env, start_new_session=True)  # Ctrl-C in a terminal goes to the parent only
+            env=child_env(), start_new_session=True)  # Ctrl-C in a terminal goes to the parent only
 
     def parse(self, path: Path, max_bytes: int, resolver_dict: dict | None = None) -> Document:
         if self.proc is None or self.proc.poll() is not None:

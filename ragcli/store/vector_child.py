@@ -31,10 +31,11 @@ from pathlib import Path
 
 import numpy as np
 
+from ..children import child_env
 from ..errors import StoreError
+from .vectors import paged
 
 _HEADER = struct.Struct("!Q")
-_PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
 # what the parent may ask: the VectorStore protocol, pages one at a time
 METHODS = frozenset({"upsert", "delete", "query", "ids", "page_at", "count", "reset"})
 CLOSE_WAIT = 30.0  # seconds for the child to leave after the pipe closes (it holds no write)
@@ -64,12 +65,10 @@ class ChildStore:
     def __init__(self, path: Path, lock_fd: int | None = None):
         """``lock_fd``: the writer's lock (``store.lock``), held by the child too, so that a
         killed writer's lock is free only once its child is gone as well."""
-        env = dict(os.environ, ANONYMIZED_TELEMETRY="False")
-        env["PYTHONPATH"] = _PACKAGE_PARENT + os.pathsep + env.get("PYTHONPATH", "")
         self.path = path
         self._proc = subprocess.Popen(
             [sys.executable, "-m", "ragcli.store.vector_child", str(path), str(os.getpid())],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=child_env(ANONYMIZED_TELEMETRY="False"),
             pass_fds=() if lock_fd is None else (lock_fd,),
             start_new_session=True)  # a terminal's Ctrl-C reaches the writer, which decides
         self._ready = False
@@ -113,8 +112,6 @@ class ChildStore:
         return self._call("ids")
 
     def pages(self, size: int = 2000):
-        from .vectors import paged
-
         return paged(lambda offset, n: self._call("page_at", offset, n), size)
 
     def count(self) -> int:

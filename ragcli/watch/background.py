@@ -25,6 +25,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..children import child_env
 from ..config import Config, ensure_private_dir
 from ..errors import ExitCode, LockedError, RagError
 from ..store import LOCK_NAME, WATCH_STATE, read_holder
@@ -47,7 +48,7 @@ def start_detached(config: Config, roots: Sequence[Path], args: Sequence[str] = 
             *[os.path.abspath(r) for r in roots]]
     try:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=fd, stderr=fd, cwd="/",
-                                env=_child_env(), start_new_session=True, close_fds=True)
+                                env=child_env(), start_new_session=True, close_fds=True)
     finally:
         os.close(fd)
     starting = not _wait_started(config, proc, wait)
@@ -70,16 +71,6 @@ def _refuse_if_running(config: Config) -> None:
                           hint="See it with: rag watch --status; stop it with: rag watch --stop")
     raise LockedError(f"the index is being written by `rag {role}` (pid {pid}, since {since})",
                       hint="Start the watcher when it has finished.")
-
-
-def _child_env() -> dict[str, str]:
-    """This environment, plus PYTHONPATH when ragcli is found only through the current folder
-    (a source checkout): the child starts in / ."""
-    env = dict(os.environ)
-    parent = Path(__file__).resolve().parents[2]
-    if not any(p and Path(p).resolve() == parent for p in sys.path[1:]):
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(parent), env.get("PYTHONPATH")]))
-    return env
 
 
 def _wait_started(config: Config, proc: subprocess.Popen, wait: float) -> bool:

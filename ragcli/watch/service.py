@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from xml.sax.saxutils import escape
 
+from ..children import PACKAGE_PARENT, package_on_path
 from ..errors import UsageError
 
 KINDS = ("systemd", "launchd")
@@ -28,9 +29,7 @@ def rag_command() -> tuple[list[str], dict[str, str]]:
     found = shutil.which("rag")
     if found:
         return [os.path.abspath(found)], {}
-    package_parent = str(Path(__file__).resolve().parents[2])
-    installed = any(Path(p).resolve() == Path(package_parent) for p in sys.path[1:] if p)
-    env = {} if installed else {"PYTHONPATH": package_parent}
+    env = {} if package_on_path() else {"PYTHONPATH": str(PACKAGE_PARENT)}
     return [os.path.abspath(sys.executable), "-m", "ragcli.cli"], env
 
 
