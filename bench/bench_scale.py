@@ -59,7 +59,8 @@ from pathlib import Path
 from benchlib import (CORPORA, ROOT, children, cpu_seconds, drop_page_cache, finish, proc_memory, rag, rag_env, rag_popen,
                       warm_models)
 
-sys.path.insert(0, str(ROOT))
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+from helpers import seed_vector_cache  # noqa: E402 - tests/ is on the path from the line above
 MDN = CORPORA / "mdn"
 VAULT = CORPORA / "obsidian-help" / "en"
 QUESTIONS = ROOT / "bench" / "questions" / "mdn.jsonl"
@@ -190,7 +191,9 @@ def index_run(folder: Path, home: Path, label: str, args: tuple = ()) -> dict:
 
 def phase_first(notes: Path, work: Path, vectors_from: Path | None = None) -> dict:
     if vectors_from is not None:
-        seed_vectors(work / "home", vectors_from)
+        (work / "empty").mkdir(parents=True, exist_ok=True)
+        rag(["index", str(work / "empty"), "--json"], rag_env(work / "home"))  # a new index to seed
+        seed_vector_cache(work / "home", vectors_from)
         return index_run(notes, work / "home", "mdn first index, vectors from the cache (nothing embedded)")
     # the baseline first: it is short, so its figure is there even if the long MDN run is cut off
     vault = index_run(VAULT, work / "home-vault", "obsidian-help first index (baseline)")
@@ -199,19 +202,6 @@ def phase_first(notes: Path, work: Path, vectors_from: Path | None = None) -> di
         print(f"ratio MDN / Obsidian help vault: chunks/s {mdn['rate'] / vault['rate']:.2f}, tokens/s "
               f"{mdn['token_rate'] / vault['token_rate']:.2f} (target: within 10%)")
     return mdn
-
-
-def seed_vectors(home: Path, source_home: Path) -> None:
-    """A new index whose vector cache holds another index's vectors (same model, keyed by
-    text): its first `rag index` embeds nothing, so it measures the pipeline and the store."""
-    empty = home.parent / "empty"
-    empty.mkdir(parents=True, exist_ok=True)
-    rag(["index", str(empty), "--json"], rag_env(home))  # creates the index
-    db = sqlite3.connect(home / "index" / "manifest.sqlite")
-    db.execute("ATTACH ? AS source", (str(source_home / "index" / "manifest.sqlite"),))
-    db.execute("INSERT OR IGNORE INTO vectors SELECT * FROM source.vectors")
-    db.commit()
-    db.close()
 
 
 EDIT_RUNS = 5  # one-edit and unchanged runs, alternating: median and max of each
@@ -438,7 +428,6 @@ def phase_interrupt(notes: Path, work: Path, n: int) -> None:
 def start_chroma_server(work: Path):
     """A `chroma run` on loopback that every later `rag` (and the warm Searcher) uses: rag_env
     copies this process's environment."""
-    sys.path.insert(0, str(ROOT / "tests"))
     from servers import chroma_server
 
     server = chroma_server(work / "chroma-data", work / "chroma.log").start()

@@ -123,6 +123,19 @@ def sql(home: Path, statement: str, params=()) -> None:
     db.close()
 
 
+def seed_vector_cache(home: Path, source_home: Path) -> None:
+    """Copy ``source_home``'s cached vectors (the same model, keyed by chunk text) into the
+    index at ``home``: its first `rag index` of the same notes then embeds nothing, and
+    measures or tests everything else."""
+    db = sqlite3.connect(home / "index" / "manifest.sqlite")
+    try:
+        db.execute("ATTACH ? AS source", (str(source_home / "index" / "manifest.sqlite"),))
+        db.execute("INSERT OR IGNORE INTO vectors SELECT * FROM source.vectors")
+        db.commit()
+    finally:
+        db.close()
+
+
 def chroma_do(home: Path, code: str) -> None:
     """Change the Chroma store directly, behind the index's back, in a child process."""
     prelude = ("import sys, numpy as np, chromadb\nfrom chromadb.config import Settings\n"

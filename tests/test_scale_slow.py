@@ -19,13 +19,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sqlite3
 from pathlib import Path
 
 import pytest
 
 from conftest import CORPORA
-from helpers import ok, rag
+from helpers import ok, rag, seed_vector_cache
 
 MDN = CORPORA / "mdn"
 QUESTIONS = Path(__file__).resolve().parents[1] / "bench" / "questions" / "mdn.jsonl"
@@ -52,7 +51,9 @@ def test_mdn_at_scale(tmp_path: Path) -> None:
     home = tmp_path / "home"
     timeout = 20 * 3600
     if VECTORS_FROM:
-        _seed_vector_cache(home, Path(VECTORS_FROM), tmp_path / "empty")
+        (tmp_path / "empty").mkdir()
+        ok(rag("index", tmp_path / "empty", "--json", home=home))  # a new index to seed
+        seed_vector_cache(home, Path(VECTORS_FROM))
 
     report = _json(rag("index", notes, "--json", home=home, timeout=timeout))
     assert report["files_indexed"] == len(paths) and report["files_failed"] == []
@@ -87,15 +88,3 @@ def test_mdn_at_scale(tmp_path: Path) -> None:
     verify = rag("verify", "--json", home=home, timeout=timeout)
     assert verify.returncode == 0 and json.loads(verify.stdout)["ok"] is True
 
-
-def _seed_vector_cache(home: Path, source: Path, empty: Path) -> None:
-    """A new index (made by indexing an empty folder) whose vector cache holds ``source``'s."""
-    empty.mkdir()
-    ok(rag("index", empty, "--json", home=home))
-    db = sqlite3.connect(home / "index" / "manifest.sqlite")
-    try:
-        db.execute("ATTACH ? AS source", (str(source / "index" / "manifest.sqlite"),))
-        db.execute("INSERT OR IGNORE INTO vectors SELECT * FROM source.vectors")
-        db.commit()
-    finally:
-        db.close()

@@ -358,7 +358,7 @@ class Index(Searching, Repairs):
     def drop_vectors(self) -> None:
         """Let go of the vector store (a child process holding it leaves before this returns)."""
         store, self._vectors = self._vectors, None
-        if hasattr(store, "close"):
+        if store is not None:
             store.close()
 
     def _open_vectors(self, fresh: bool = False):

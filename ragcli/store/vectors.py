@@ -35,6 +35,9 @@ class VectorStore(Protocol):
 
     def count(self) -> int: ...
     def reset(self) -> None: ...
+    def close(self) -> None:
+        """Let go of the store (a child process holding it leaves before this returns)."""
+        ...
 
 
 def _quiet_chroma() -> None:
@@ -153,6 +156,10 @@ class ChromaStore:
     def count(self) -> int:
         with self._guard():
             return self.col.count()
+
+    def close(self) -> None:
+        """Nothing to do: Chroma keeps one system per folder and process, which
+        ``recovery.forget_chroma_clients`` drops when a folder must be let go."""
 
     def reset(self) -> None:
         with self._guard():
