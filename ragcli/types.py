@@ -151,6 +151,9 @@ class Answer:
     checked: bool = True  # every sentence shown passed the checks (False: quotes only, no generation)
     notices: list[str] = field(default_factory=list)  # e.g. the preferred model could not be used
     stopped: str = ""  # why generation was cut short by the checks ("" = it ran to its end)
+    parts: list[str] = field(default_factory=list)  # the parts of a question that asks several things
+    missing_parts: list[str] = field(default_factory=list)  # parts no note answers
+    tentative: bool = False  # the evidence is weak: the passages may answer it, none says so plainly
 
     def to_json(self) -> dict[str, Any]:
         return {"question": self.question, "answer": self.text,
@@ -162,4 +165,6 @@ class Answer:
                 "citations_attributed": self.attributed,
                 "quotes": [q.to_json() for q in self.quotes], "dropped": self.dropped,
                 "generated": self.generated, "quoted_fallback": self.quoted_fallback, "checked": self.checked,
-                "retrieval_query": self.retrieval_query, "notices": self.notices, "stopped": self.stopped}
+                "retrieval_query": self.retrieval_query, "notices": self.notices, "stopped": self.stopped,
+                "covered": self.covered, "parts": self.parts, "missing_parts": self.missing_parts,
+                "tentative": self.tentative}

@@ -63,9 +63,24 @@ def test_tables_lists_and_code_become_quotable_units():
     hit = Hit(Chunk("c", "/n.md", "N", "", body, 10, 22), 1.0, 1)
     units = {u.text: u for u in split_units(hit)}
     assert "Brew: Espresso; Clicks: 8" in units and units["Brew: Espresso; Clicks: 8"].line_start == 12
-    assert any(u.kind == "list" and "Text" in u.text and "Number" in u.text for u in units.values())
+    block = next(u for u in units.values() if u.kind == "block")  # the lead-in and its list, one unit
+    assert block.text == "Supported types:\n- Text\n- Number" and (block.line_start, block.line_end) == (15, 17)
     code = next(u for u in units.values() if u.kind == "code")
     assert code.text == "x = 1\ny = 2" and (code.line_start, code.line_end) == (20, 21)
+
+
+def test_a_lead_in_sentence_takes_the_code_block_it_introduces():
+    """"To embed a note:" answers nothing alone: the code after it is the answer."""
+    body = ("# Embed files\n\nYou can embed notes. To embed a note:\n\n```md\n![[Internal links]]\n```\n\n"
+            "> [!tip] Pull the shot\n> Aim for 25 to 30 seconds. Then taste it.\n")
+    hit = Hit(Chunk("c", "/n.md", "N", "Embed files", body, 1, 11), 1.0, 1)
+    units = split_units(hit)
+    block = next(u for u in units if u.kind == "block")
+    assert block.text == "To embed a note:\n![[Internal links]]" and (block.line_start, block.line_end) == (3, 6)
+    assert not any(u.text == "To embed a note:" for u in units)  # never the lead-in alone
+    callout = next(u for u in units if "25 to 30 seconds" in u.text)
+    assert callout.text.startswith("Pull the shot: Aim") and "[!tip]" not in callout.text
+    assert callout.line_start == 9 and callout.line_end == 10
 
 
 def test_quotes_are_exact_and_shown_before_generation(example_vault_env, monkeypatch, capsys):
@@ -206,10 +221,11 @@ def test_a_callback_that_has_enough_ends_generation_early(example_vault_env):
 def test_quick_start_irrigation_question_gets_the_right_figure(example_vault_env, monkeypatch, capsys):
     _use(monkeypatch, example_vault_env)
     result = _ask(capsys, "What pressure should the drip irrigation run at?")
-    assert "1.7 bar" in result["answer"] and "25 psi" in result["answer"], result["answer"]
-    cited = {int(n) for n in re.findall(r"\[(\d+)\]", result["answer"])}
+    shown = _shown(result)  # the quotes are the answer; a checked sentence only adds to them
+    assert "1.7 bar" in shown and "25 psi" in shown, shown
     sources = {s["n"]: s["path"] for s in result["sources"]}
-    assert cited and all(sources[n] == str(IRRIGATION) for n in cited if "1.7" in result["answer"])
+    first = next(q for q in result["quotes"] if "1.7 bar" in q["text"])
+    assert sources[first["n"]] == str(IRRIGATION)
     assert not re.search(r"\b1\.5\b|\b2 psi\b", result["answer"])
 
 
@@ -256,6 +272,11 @@ def test_json_lists_what_was_dropped_and_why(example_vault_env, monkeypatch):
     kept_or_quoted = data["answer"]
     for d in data["dropped"]:
         assert d["sentence"] not in kept_or_quoted
+
+
+def _shown(result: dict) -> str:
+    """What the reader sees: the quotes, then the answer's checked sentences."""
+    return "\n".join([q["text"] for q in result["quotes"]] + [result["answer"]])
 
 
 def _idf(searcher):
