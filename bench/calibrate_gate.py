@@ -57,6 +57,7 @@ def features(rows: list[dict], homes: dict[str, Path]) -> list[dict]:
     from ragcli.retrieve import Searcher
     from ragcli.retrieve.evidence import select_evidence
     from ragcli.retrieve.parts import question_parts
+    from ragcli.retrieve.relevance import relevant, unknown_names
 
     feats = []
     for corpus, home in homes.items():
@@ -66,10 +67,12 @@ def features(rows: list[dict], homes: dict[str, Path]) -> list[dict]:
         for row in (r for r in rows if r["corpus"] == corpus):
             q = row["question"]
             hits = _search_parts(searcher, q, config)
+            unknown = unknown_names(q, searcher.index.keyword_df)
             ev = select_evidence(q, hits, searcher.embedder.embed, _idf(searcher), parts=question_parts(q),
                                  part_floor=PART_FLOOR)
             feats.append({"id": row.get("id"), "set": row["set"], "answerable": row["answerable"],
-                          "cosine": _top_cosine(hits), "quote": max((x.score for x in ev.quotes), default=0.0),
+                          "cosine": _top_cosine(hits), "relevant": relevant(q, hits),
+                          "unknown": unknown, "only_unknown": bool(unknown) and len(question_parts(q)) == 1, "quote": max((x.score for x in ev.quotes), default=0.0),
                           "parts": ev.parts, "part_scores": ev.part_scores,
                           "part_answers": [p.get("answer") for p in row.get("parts", [])]})
         searcher.close()
@@ -77,7 +80,7 @@ def features(rows: list[dict], homes: dict[str, Path]) -> list[dict]:
 
 
 def refused(f: dict, floor: float, tentative: float, strong: float) -> bool:
-    return f["quote"] < tentative or (f["quote"] < floor and f["cosine"] < strong)
+    return not f.get("relevant", True) or f.get("only_unknown") or f["quote"] < tentative or (f["quote"] < floor and f["cosine"] < strong)
 
 
 def report(feats: list[dict], floor: float, tentative: float, strong: float) -> None:

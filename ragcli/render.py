@@ -249,7 +249,7 @@ def print_quotes(quotes) -> None:
     (and heading) it is in, each quote numbered and placed by its lines."""
     console = out()
     for (path, heading, page), group in _by_note(quotes):
-        console.print(_note_header(console, path, heading, page), style="bold")
+        _note_header(console, path, heading, page)
         for q in group:
             where = f"line {q.line_start}" if q.line_start == q.line_end else f"lines {q.line_start}-{q.line_end}"
             text = clean(q.text)
@@ -272,19 +272,20 @@ def _by_note(quotes) -> list[tuple[tuple[str, str, int | None], list]]:
     return list(groups.items())
 
 
-def _note_header(console, path: str, heading: str, page: int | None):
+def _note_header(console, path: str, heading: str, page: int | None) -> None:
     """`path › heading (p. N)`; on a terminal the path is a link (OSC 8) that opens the note:
     in Obsidian when it sits in a vault, else as a file."""
     text = clean(display_path(path))
     rest = (f" › {clean(heading).replace(' > ', ' › ')}" if heading else "") + (f" (p. {page})" if page else "")
-    if isinstance(console, PlainConsole) or not console.is_terminal or os.environ.get("TERM") == "dumb":
-        return text + rest
-    from rich.style import Style
-    from rich.text import Text
-
-    line = Text(text, style=Style(link=note_uri(path)))
-    line.append(rest)
-    return line
+    stream = getattr(console, "file", sys.stdout)
+    if not stream.isatty() or os.environ.get("TERM") == "dumb":
+        console.print(text + rest, style="bold")
+        return
+    bold, plain = ("\x1b[1m", "\x1b[0m") if _colour_allowed(stream) else ("", "")
+    # written by hand, not by rich: rich gives each link a random id, and the same answer
+    # should print the same bytes every time (through the watcher or in process)
+    stream.write(f"{bold}\x1b]8;;{note_uri(path)}\x1b\\{text}\x1b]8;;\x1b\\{rest}{plain}\n")
+    stream.flush()
 
 
 def note_uri(path: str) -> str:
@@ -306,6 +307,9 @@ def print_answer(result, *, streamed: bool, verbose: bool = False) -> None:
     console = out()
     if not result.covered:
         console.print(clean(result.text))
+        if result.not_mentioned:
+            console.print("No note mentions " + ", ".join(f"\u201c{clean(n)}\u201d" for n in result.not_mentioned)
+                          + ".", style="dim")
         return
     if not streamed:
         print_quotes(result.quotes)

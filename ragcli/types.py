@@ -154,6 +154,7 @@ class Answer:
     parts: list[str] = field(default_factory=list)  # the parts of a question that asks several things
     missing_parts: list[str] = field(default_factory=list)  # parts no note answers
     tentative: bool = False  # the evidence is weak: the passages may answer it, none says so plainly
+    not_mentioned: list[str] = field(default_factory=list)  # names in the question that no note holds
 
     def to_json(self) -> dict[str, Any]:
         return {"question": self.question, "answer": self.text,
@@ -167,4 +168,4 @@ class Answer:
                 "generated": self.generated, "quoted_fallback": self.quoted_fallback, "checked": self.checked,
                 "retrieval_query": self.retrieval_query, "notices": self.notices, "stopped": self.stopped,
                 "covered": self.covered, "parts": self.parts, "missing_parts": self.missing_parts,
-                "tentative": self.tentative}
+                "tentative": self.tentative, "not_mentioned": self.not_mentioned}

@@ -60,8 +60,9 @@ def test_acceptance_embed_question_offline(help_vault_env):
     paths = [s["path"] for s in result["sources"]]
     assert EMBED in paths
     cited = [int(n) for n in re.findall(r"\[(\d+)\]", result["answer"])]
-    assert cited, result["answer"]
-    assert all(1 <= n <= len(result["sources"]) for n in cited)  # every citation is a source
+    assert result["cited"] and set(cited) <= set(result["cited"])  # the quotes, or the sentences' [n]
+    assert all(1 <= n <= len(result["sources"]) for n in result["cited"])  # every citation is a source
+    assert any(q["path"] == EMBED and "![[" in q["text"] for q in result["quotes"])  # the syntax itself
     assert [s["n"] for s in result["sources"]] == list(range(1, len(paths) + 1))
     assert set(result) >= {"question", "answer", "sources", "model", "timings", "prompt_tokens",
                            "completion_tokens"}

@@ -26,7 +26,7 @@ from ..generate.check import SentenceGate, Verdict, adds_to_quotes, check_senten
 from ..generate.prompt import fit_quotes
 from ..retrieve.evidence import select_evidence
 from ..retrieve.parts import question_parts
-from ..retrieve.relevance import relevant
+from ..retrieve.relevance import relevant, unknown_names
 from ..types import Answer, Hit, Quote, Source
 from ..words import query_terms
 from .session import Session
@@ -97,15 +97,24 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
         timings["total_s"] = time.perf_counter() - started
         return Answer(question, NOT_COVERED, [], model, timings, covered=False, retrieval_query=query)
     asked = query if retrieval_query else question  # a chat follow-up: its standalone form
+    unknown = unknown_names(asked, searcher.index.keyword_df)
+    parts = question_parts(asked)
+    unasked = [p for p in parts if any(n in p for n in unknown)] if len(parts) > 1 else parts if unknown else []
+    if unknown and len(unasked) == len(parts):  # it asks only about what no note mentions
+        timings["total_s"] = time.perf_counter() - started
+        return Answer(question, NOT_COVERED, [], model, timings, covered=False, retrieval_query=query,
+                      not_mentioned=unknown)
     evidence = select_evidence(asked, hits, embed=searcher.embedder.embed, idf=_idf(searcher),
-                               parts=question_parts(asked), part_floor=PART_FLOOR)
+                               parts=[p for p in parts if p not in unasked], part_floor=PART_FLOOR)
+    evidence.missing[:0] = unasked
     quotes = evidence.quotes
     timings["quotes_s"] = time.perf_counter() - started
     best = max((q.score for q in quotes), default=0.0)
     if best < TENTATIVE_FLOOR or best < EVIDENCE_FLOOR and _top_cosine(hits) < STRONG_HIT:
         timings["total_s"] = time.perf_counter() - started
         return Answer(question, NOT_COVERED, [], model, timings, covered=False, retrieval_query=query)
-    shape = {"missing_parts": evidence.missing, "parts": evidence.parts, "tentative": best < EVIDENCE_FLOOR}
+    shape = {"missing_parts": evidence.missing, "parts": parts if len(parts) > 1 else [],
+             "tentative": best < EVIDENCE_FLOOR, "not_mentioned": unknown}
     if quotes_only or generator is None:
         if on_quotes is not None:
             on_quotes(quotes)
