@@ -51,6 +51,26 @@ def norm(text: str) -> str:
     return " ".join(text.split())
 
 
+def shows(must: str, text: str) -> bool:
+    """A `must` string is in the text. One written as table cells ("Next tab | Ctrl+Tab")
+    also counts when its cells stand in that order on one line, whatever the row's other
+    cells and however the row is laid out ("Switch To: Next tab; ...; Windows/Linux: Ctrl+Tab")."""
+    if norm(must) in norm(text):
+        return True
+    cells = [norm(c) for c in must.split("|") if norm(c)] if "|" in must else []
+    return bool(cells) and any(_in_order(cells, norm(line)) for line in (text or "").splitlines())
+
+
+def _in_order(cells: list[str], line: str) -> bool:
+    at = 0
+    for cell in cells:
+        at = line.find(cell, at)
+        if at < 0:
+            return False
+        at += len(cell)
+    return True
+
+
 def shown_text(stdout: str) -> str:
     """What the reader reads: `rag ask`'s stdout above the list of sources."""
     lines = stdout.splitlines()
@@ -85,7 +105,6 @@ def quote_text(q: dict) -> str:
 def score(row: dict, record: dict) -> dict:
     """Figures for one question from one checkout."""
     shown = shown_text(record["stdout"])
-    shown_n = norm(shown)
     words = content_words(shown)
     out = {"id": row["id"], "set": row["set"], "answerable": row["answerable"], "refused": refused(record),
            "words_read": len(shown.split()), "first_quote_s": record["first_quote_s"],
@@ -103,7 +122,7 @@ def score(row: dict, record: dict) -> dict:
     if row.get("facts"):
         out["facts"] = sum(f.lower() in shown.lower() for f in row["facts"]) / len(row["facts"])
     if row.get("must"):
-        found = [norm(m) in shown_n for m in row["must"]]
+        found = [shows(m, shown) for m in row["must"]]
         out["must"] = sum(found) / len(found)
         out["block_whole"] = all(found)
     if row.get("parts"):
@@ -112,7 +131,7 @@ def score(row: dict, record: dict) -> dict:
             if part["answer"] is None:
                 covered.append(says_missing(shown) and not out["refused"])  # not a blanket refusal
             else:
-                covered.append(all(norm(m) in shown_n for m in part["must"]))
+                covered.append(all(shows(m, shown) for m in part["must"]))
         out["parts"] = sum(covered) / len(covered)
         out["all_parts"] = all(covered)
     if row["set"] == "paraphrase":

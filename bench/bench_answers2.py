@@ -51,7 +51,8 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from answerscore import norm, score  # noqa: E402
+from answerscore import score, shows  # noqa: E402
+from benchlib import rag_env  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("RAG_BENCH_SHARED", ROOT.parent / "shared"))
@@ -83,8 +84,8 @@ def check_sets() -> int:
                 if not part["path"]:
                     continue
                 note = CORPORA[row["corpus"]] / part["path"]
-                text = norm(note.read_text(encoding="utf-8")) if note.is_file() else ""
-                missing = [m for m in part["must"] if norm(m) not in text]
+                text = note.read_text(encoding="utf-8") if note.is_file() else ""
+                missing = [m for m in part["must"] if not shows(m, text)]
                 if not note.is_file() or missing:
                     bad += 1
                     print(f"{row['id']}: {part['path']} {'missing file' if not note.is_file() else missing}")
@@ -104,11 +105,18 @@ def run_checkout(label: str, code: Path, rows: list[dict], args) -> dict[str, di
         cmd.append("--quotes-only")
     if args.model:
         cmd += ["--model", args.model]
-    env = dict(os.environ, PYTHONPATH=str(code), ANONYMIZED_TELEMETRY="False", OMP_WAIT_POLICY="PASSIVE")
-    env.pop("RAG_HOME", None)
+    env = rag_env(args.homes, code)  # converted models shared in benchlib's cache; RAG_HOME set per vault
     print(f"# {label}: {len(rows)} questions with {code}", file=sys.stderr)
     subprocess.run(cmd, env=env, cwd=str(args.homes), check=True)
     return {r["id"]: r for r in map(json.loads, out.read_text(encoding="utf-8").splitlines())}
+
+
+def describe(code: Path) -> str:
+    """The checkout's folder and commit ("+" when its tree has uncommitted changes)."""
+    git = ["git", "-C", str(code)]
+    rev = subprocess.run(git + ["rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(git + ["status", "--porcelain", "--", "ragcli"], capture_output=True, text=True).stdout
+    return f"{code.resolve().name}@{rev or '?'}{'+' if dirty.strip() else ''}"
 
 
 def mean(values) -> float | None:
@@ -178,7 +186,9 @@ def main() -> None:
         chosen = [r for r in load_set(name) if not args.split or r["split"] == args.split]
         rows += chosen[: args.limit] if args.limit else chosen
     args.homes.mkdir(parents=True, exist_ok=True)
-    checkouts = [("this", args.code.resolve())] + ([("baseline", args.baseline.resolve())] if args.baseline else [])
+    checkouts = [(describe(args.code), args.code.resolve())]
+    if args.baseline:
+        checkouts.insert(0, (describe(args.baseline), args.baseline.resolve()))
     print(f"# {len(rows)} questions ({', '.join(names)}{', ' + args.split if args.split else ''}); "
           f"{'quotes only' if args.quotes_only else 'with the model'}; load {os.getloadavg()[0]:.1f}")
     table, dump = [], {}
@@ -195,7 +205,8 @@ def main() -> None:
                       f"{rec['stderr']}")
     print("| " + " | ".join(COLUMNS) + " |")
     print("|" + "---|" * len(COLUMNS))
-    for line in sorted(table, key=lambda t: (names.index(t["set"]), t["code"] != "baseline")):
+    order = [label for label, _ in checkouts]  # the baseline first, as in a before/after table
+    for line in sorted(table, key=lambda t: (names.index(t["set"]), order.index(t["code"]))):
         print("| " + " | ".join(fmt(line[c]) for c in COLUMNS) + " |")
     if args.json:
         args.json.write_text(json.dumps({"summary": table, "runs": dump}, ensure_ascii=False, indent=1))
