@@ -137,14 +137,18 @@ def summarize(label: str, name: str, scored: list[dict]) -> dict:
 
     def m(key, rows=got):
         return mean(s.get(key) for s in rows)
+
+    def over_all(key):  # a refused question shows no part and no block: it counts as 0
+        return mean(float(s.get(key) or 0.0) for s in ans) if any(key in s for s in ans) else None
     return {
         "set": name, "code": label, "n": len(scored),
         "refused": f"{len(ans) - len(got)}/{len(ans)}" if ans else "-",
         "unans_answered": f"{len(una) - sum(s['refused'] for s in una)}/{len(una)}" if una else "-",
         "recall": m("recall"),
         "recall_all": mean((s.get("recall") if not s["refused"] else 0.0) for s in ans if "recall" in s),
-        "must": m("must"), "block": m("block_whole"), "parts": m("parts"), "all_parts": m("all_parts"),
-        "facts": m("facts"), "note": m("note_shown"), "words": m("words_read"),
+        "must": over_all("must"), "block": over_all("block_whole"), "parts": over_all("parts"),
+        "all_parts": over_all("all_parts"), "facts": m("facts"), "note": over_all("note_shown"),
+        "words": m("words_read"),
         "support": mean(s["support"] for s in answered_all),
         "invented": sum(bool(s["invented"]) for s in answered_all),
         "quote_p50": median(s["first_quote_s"] for s in scored),
@@ -177,6 +181,7 @@ def main() -> None:
     ap.add_argument("--show", action="append", default=[], help="print what each checkout showed for this id")
     ap.add_argument("--json", type=Path, help="write every per-question figure and output here")
     ap.add_argument("--check-sets", action="store_true", help="only check the sets against the notes")
+    ap.add_argument("--rescore", type=Path, help="score the outputs saved by an earlier --json run (no pipeline)")
     args = ap.parse_args()
     if args.check_sets:
         raise SystemExit(check_sets())
@@ -190,10 +195,14 @@ def main() -> None:
     if args.baseline:
         checkouts.insert(0, (describe(args.baseline), args.baseline.resolve()))
     print(f"# {len(rows)} questions ({', '.join(names)}{', ' + args.split if args.split else ''}); "
-          f"{'quotes only' if args.quotes_only else 'with the model'}; load {os.getloadavg()[0]:.1f}")
+          f"{'rescored' if args.rescore else 'quotes only' if args.quotes_only else 'with the model'}; load {os.getloadavg()[0]:.1f}")
     table, dump = [], {}
+    saved = json.loads(args.rescore.read_text())["runs"] if args.rescore else None
+    if saved:
+        checkouts = [(label, Path(run["code"])) for label, run in saved.items()]
+        rows = [r for r in rows if all(r["id"] in run["records"] for run in saved.values())]
     for label, code in checkouts:
-        records = run_checkout(label, code, rows, args)
+        records = saved[label]["records"] if saved else run_checkout(label, code, rows, args)
         scored = {r["id"]: score(r, records[r["id"]]) for r in rows}
         for name in names:
             table.append(summarize(label, name, [scored[r["id"]] for r in rows if r["set"] == name]))
