@@ -110,6 +110,10 @@ def score(row: dict, record: dict) -> dict:
            "words_read": len(shown.split()), "first_quote_s": record["first_quote_s"],
            "total_s": record["total_s"], "dropped": record["dropped"]}
     answer = answer_only(record)
+    # the "says it twice": a quote of 5+ words that the reader meets again below it
+    flat = " ".join(shown.split())
+    out["repeats"] = any(len(t.split()) >= 5 and flat.count(t) >= 2
+                         for t in (" ".join(str(q.get("text") or "").split()) for q in record["quotes"]))
     sources = " ".join(quote_text(q) for q in record["quotes"])
     cited = " ".join(quote_text(q) for q in record["quotes"] if q.get("n") in set(record["cited"])) or sources
     out["support"] = share(content_words(answer), content_words(cited)) if answer.strip() else None

@@ -26,6 +26,7 @@ Figures per set and checkout, from `rag ask`'s own rendering (stdout above "Sour
 - facts (answers set): share of the reference facts shown verbatim;
 - note: paraphrase questions whose expected note (or an `also`) is among the quotes/sources;
 - words: words the reader reads (stdout above the sources), mean over answered questions;
+  repeats: share of answered questions where a quote (5+ words) is printed twice;
 - support: share of the generated answer's content words in the quotes it cites; invented:
   answers holding a number in no quote and not in the question;
 - first quote and total time: median, warm (one process per checkout answers them all).
@@ -148,7 +149,7 @@ def summarize(label: str, name: str, scored: list[dict]) -> dict:
         "recall_all": mean((s.get("recall") if not s["refused"] else 0.0) for s in ans if "recall" in s),
         "must": over_all("must"), "block": over_all("block_whole"), "parts": over_all("parts"),
         "all_parts": over_all("all_parts"), "facts": m("facts"), "note": over_all("note_shown"),
-        "words": m("words_read"),
+        "words": m("words_read"), "repeats": m("repeats"),
         "support": mean(s["support"] for s in answered_all),
         "invented": sum(bool(s["invented"]) for s in answered_all),
         "quote_p50": median(s["first_quote_s"] for s in scored),
@@ -157,7 +158,7 @@ def summarize(label: str, name: str, scored: list[dict]) -> dict:
 
 
 COLUMNS = ["set", "code", "n", "refused", "unans_answered", "recall", "recall_all", "must", "block", "parts",
-           "all_parts", "facts", "note", "words", "support", "invented", "quote_p50", "total_p50"]
+           "all_parts", "facts", "note", "words", "repeats", "support", "invented", "quote_p50", "total_p50"]
 
 
 def fmt(v) -> str:
