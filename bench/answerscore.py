@@ -95,7 +95,7 @@ def answer_only(record: dict) -> str:
     text = record["answer"] if record["covered"] else ""
     for f in FRAMING:
         text = text.replace(f, "")
-    return re.sub(r"\[\d+\]", "", text)
+    return re.sub(r"\[\d+[\])]", "", text)  # "[3)": a garbled citation mark is not a figure
 
 
 def quote_text(q: dict) -> str:

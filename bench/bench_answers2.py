@@ -202,6 +202,7 @@ def main() -> None:
     if saved:
         checkouts = [(label, Path(run["code"])) for label, run in saved.items()]
         rows = [r for r in rows if all(r["id"] in run["records"] for run in saved.values())]
+        names = [n for n in names if any(r["set"] == n for r in rows)]
     for label, code in checkouts:
         records = saved[label]["records"] if saved else run_checkout(label, code, rows, args)
         scored = {r["id"]: score(r, records[r["id"]]) for r in rows}
