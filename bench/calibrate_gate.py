@@ -19,6 +19,7 @@ import argparse
 import itertools
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -57,6 +58,7 @@ def features(rows: list[dict], homes: dict[str, Path]) -> list[dict]:
     from ragcli.retrieve import Searcher
     from ragcli.retrieve.evidence import select_evidence
     from ragcli.retrieve.parts import question_parts
+    from ragcli.words import asks_figure
     from ragcli.retrieve.relevance import relevant, unknown_names
 
     feats = []
@@ -72,7 +74,8 @@ def features(rows: list[dict], homes: dict[str, Path]) -> list[dict]:
                                  part_floor=PART_FLOOR)
             feats.append({"id": row.get("id"), "set": row["set"], "answerable": row["answerable"],
                           "cosine": _top_cosine(hits), "relevant": relevant(q, hits),
-                          "unknown": unknown, "only_unknown": bool(unknown) and len(question_parts(q)) == 1, "quote": max((x.score for x in ev.quotes), default=0.0),
+                          "unknown": unknown,
+                          "figure_missing": asks_figure(q) and not any(re.search(r"\d", x.text) for x in ev.quotes), "quote": max((x.score for x in ev.quotes), default=0.0),
                           "parts": ev.parts, "part_scores": ev.part_scores,
                           "part_answers": [p.get("answer") for p in row.get("parts", [])]})
         searcher.close()
@@ -80,7 +83,12 @@ def features(rows: list[dict], homes: dict[str, Path]) -> list[dict]:
 
 
 def refused(f: dict, floor: float, tentative: float, strong: float) -> bool:
-    return not f.get("relevant", True) or f.get("only_unknown") or f["quote"] < tentative or (f["quote"] < floor and f["cosine"] < strong)
+    """The rule of ragcli.pipeline.answer.covers (and the relevance gate before it), with other floors."""
+    if not f["relevant"]:
+        return True
+    if f["quote"] >= floor:
+        return False
+    return f["quote"] < tentative or f["cosine"] < strong or bool(f["unknown"]) or f["figure_missing"]
 
 
 def report(feats: list[dict], floor: float, tentative: float, strong: float) -> None:

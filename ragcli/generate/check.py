@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from ..words import query_terms
+from ..words import asks_figure, query_terms
 
 MIN_SUPPORT = 0.6  # share of a sentence's content words found in its evidence
 # When to stop reading the model: the prompt asks for a few short sentences, and a small model
@@ -241,12 +241,6 @@ def _with_citations(verdict: Verdict) -> str:
     return f"{body} {marks}{end or '.'}"
 
 
-# A question that asks for a quantity or a time: a sentence lifting that figure out of a quote
-# says something the reader would otherwise have to find.
-_ASKS_FIGURE = re.compile(r"\b(?:how (?:many|much|long|often|far|big|old|large|small|fast|high|low|hot|cold)|"
-                          r"what (?:time|temperature|size|year|date|percentage|ratio|amount|number|speed|pressure|weight|"
-                          r"length|height|depth|distance|cost|price|rate|dose|volume|version|port)|when)\b",
-                          re.I)
 _YES_NO = re.compile(r"^\s*(?:is|are|was|were|do|does|did|can|could|should|would|will|has|have|must)\b", re.I)
 _DIRECT = re.compile(r"^\s*(?:yes|no)\b", re.I)
 
@@ -257,7 +251,7 @@ def adds_to_quotes(verdict: Verdict, question: str, quotes: dict[int, str]) -> V
     restates a quote makes the reader read it twice; one that shares nothing with the question
     does not answer it."""
     facts = facts_of(verdict.text)
-    figure = _ASKS_FIGURE.search(question) and any(_NUMBER.search(f) for f in facts)
+    figure = asks_figure(question) and any(_NUMBER.search(f) for f in facts)
     direct = _YES_NO.search(question) and _DIRECT.search(verdict.text)
     combined = len(set(verdict.cited)) >= 2
     on_topic = bool(query_terms(verdict.text) & query_terms(question))

@@ -15,6 +15,7 @@ A stage function: it never prints. Tokens reach the caller through ``on_token``.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -28,7 +29,7 @@ from ..retrieve.evidence import select_evidence
 from ..retrieve.parts import question_parts
 from ..retrieve.relevance import relevant, unknown_names
 from ..types import Answer, Hit, Quote, Source
-from ..words import query_terms
+from ..words import asks_figure, query_terms
 from .session import Session
 
 NOT_COVERED = "Your notes don't seem to cover this."
@@ -97,22 +98,17 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
         timings["total_s"] = time.perf_counter() - started
         return Answer(question, NOT_COVERED, [], model, timings, covered=False, retrieval_query=query)
     asked = query if retrieval_query else question  # a chat follow-up: its standalone form
-    unknown = unknown_names(asked, searcher.index.keyword_df)
     parts = question_parts(asked)
-    unasked = [p for p in parts if any(n in p for n in unknown)] if len(parts) > 1 else parts if unknown else []
-    if unknown and len(unasked) == len(parts):  # it asks only about what no note mentions
-        timings["total_s"] = time.perf_counter() - started
-        return Answer(question, NOT_COVERED, [], model, timings, covered=False, retrieval_query=query,
-                      not_mentioned=unknown)
     evidence = select_evidence(asked, hits, embed=searcher.embedder.embed, idf=_idf(searcher),
-                               parts=[p for p in parts if p not in unasked], part_floor=PART_FLOOR)
-    evidence.missing[:0] = unasked
+                               parts=parts, part_floor=PART_FLOOR)
     quotes = evidence.quotes
     timings["quotes_s"] = time.perf_counter() - started
     best = max((q.score for q in quotes), default=0.0)
-    if best < TENTATIVE_FLOOR or best < EVIDENCE_FLOOR and _top_cosine(hits) < STRONG_HIT:
+    unknown = unknown_names(asked, searcher.index.keyword_df) if best < EVIDENCE_FLOOR else []
+    if not covers(best, _top_cosine(hits), asked, quotes, unknown):
         timings["total_s"] = time.perf_counter() - started
-        return Answer(question, NOT_COVERED, [], model, timings, covered=False, retrieval_query=query)
+        return Answer(question, NOT_COVERED, [], model, timings, covered=False, retrieval_query=query,
+                      not_mentioned=unknown)
     shape = {"missing_parts": evidence.missing, "parts": parts if len(parts) > 1 else [],
              "tentative": best < EVIDENCE_FLOOR, "not_mentioned": unknown}
     if quotes_only or generator is None:
@@ -158,6 +154,18 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
                   cited=cited, retrieval_query=query, quotes=quotes,
                   dropped=[v.to_json() for v in gate.dropped], generated=gen.text,
                   quoted_fallback=fallback, notices=list(generator.notices), stopped=gate.enough, **shape)
+
+
+def covers(best: float, cosine: float, question: str, quotes: Sequence[Quote], unknown: Sequence[str]) -> bool:
+    """Do the quotes answer the question? Yes over the evidence floor. Under it, they may (and
+    are shown as "may answer it") when the best hit is close in meaning and the quote not far
+    off, unless the question names something no note holds, or asks for a figure or a time
+    and no quote holds one: weak evidence that also lacks what was asked for is no answer."""
+    if best >= EVIDENCE_FLOOR:
+        return True
+    if best < TENTATIVE_FLOOR or cosine < STRONG_HIT or unknown:
+        return False
+    return not (asks_figure(question) and not any(re.search(r"\d", q.text) for q in quotes))
 
 
 def _search_parts(searcher, query: str, config: Config) -> list[Hit]:

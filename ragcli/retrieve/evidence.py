@@ -16,14 +16,17 @@ before any generation, and they are all the generator is given.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..types import Hit, Quote
-from ..words import query_terms
+from ..words import answer_type, asks_figure, query_terms
 from .units import Unit, split_units
+
+_DIGIT = re.compile(r"\d")
 
 __all__ = ["Unit", "split_units", "select_quotes", "unit_context", "word_scores"]
 
@@ -32,6 +35,10 @@ MAX_QUOTES = 4
 MAX_PER_CHUNK = 2
 RELATIVE_FLOOR = 0.72  # a quote scores at least this share of the best quote's score
 W_MEANING, W_WORDS, W_PLACE = 0.6, 0.35, 0.05
+# A question (or part) that asks for a figure or a time is answered by a unit that holds one:
+# "how long should the shot take" by "in 25 to 30 seconds", not by "takes about three shots".
+W_FIGURE = 0.06
+W_TYPE = 0.15  # ... and most by one of the kind asked: a duration for "how long", a time for "when"
 
 
 # ----------------------------------------------------------------------------- scoring
@@ -102,16 +109,24 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
     part_vecs = vectors[len(queries) - len(parts):len(queries)]
     unit_vecs = vectors[len(queries):]
 
-    def scores(vec, w) -> list[tuple[float, int]]:
+    has_figure = [bool(_DIGIT.search(units[k].text)) for k in order]
+
+    def scores(vec, w, ask: str) -> list[tuple[float, int]]:
+        figure = W_FIGURE if asks_figure(ask) else 0.0
+        kind = answer_type(ask)
         out = [(W_MEANING * float(np.dot(unit_vecs[pos], vec)) + W_WORDS * w[k]
-                + W_PLACE / math.sqrt(units[k].hit.rank or 1), k) for pos, k in enumerate(order)]
+                + W_PLACE / math.sqrt(units[k].hit.rank or 1) + figure * has_figure[pos]
+                + (W_TYPE if kind is not None and kind.search(units[k].text) else 0.0), k)
+               for pos, k in enumerate(order)]
         return sorted(out, key=lambda s: -s[0])
 
-    whole = scores(q, words[0])
+    whole = scores(q, words[0], question)
     chosen: list[tuple[float, Unit]] = []
     part_scores, missing = [], []
     for i, part in enumerate(parts):  # one quote per part, the part's best
-        ranked = scores(part_vecs[i], words[i + 1])
+        # the parts of one question share its subject: a part is read with the whole question
+        # ("how long should the shot take" is about the espresso the question began with)
+        ranked = scores((part_vecs[i] + q) / 2, words[i + 1], part)
         part_scores.append(ranked[0][0])
         if ranked[0][0] < part_floor:
             missing.append(part)
@@ -141,8 +156,8 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
 
 
 def _part_query(part: str, question: str) -> str:
-    """What a part is embedded as: itself when it says enough alone ("how long should the shot
-    take"), else with the whole question around it ("for how long")."""
+    """What a part is embedded as: itself when it says enough alone, else with the whole question
+    around it ("for how long")."""
     return part if len(query_terms(part)) >= 2 else f"{part} ({question})"
 
 
