@@ -75,7 +75,8 @@ def features(rows: list[dict], homes: dict[str, Path]) -> list[dict]:
             feats.append({"id": row.get("id"), "set": row["set"], "answerable": row["answerable"],
                           "cosine": _top_cosine(hits), "relevant": relevant(q, hits),
                           "unknown": unknown,
-                          "figure_missing": asks_figure(q) and not any(re.search(r"\d", x.text) for x in ev.quotes), "quote": max((x.score for x in ev.quotes), default=0.0),
+                          "figure_missing": asks_figure(q) and not any(re.search(r"\d", x.text) for x in ev.quotes),
+                          "quote": max((x.score for x in ev.quotes), default=0.0),
                           "parts": ev.parts, "part_scores": ev.part_scores,
                           "part_answers": [p.get("answer") for p in row.get("parts", [])]})
         searcher.close()

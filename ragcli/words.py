@@ -74,10 +74,10 @@ def split_sentences(text: str, with_offsets: bool = False) -> list:
 
 # A question that asks for a quantity or a time: a sentence lifting that figure out of a quote
 # says something the reader would otherwise have to find, and a passage without one is not it.
-_ASKS_FIGURE = re.compile(r"\b(?:how (?:many|much|long|often|far|big|old|large|small|fast|high|low|hot|cold)|"
-                          r"what (?:time|temperature|size|year|date|percentage|ratio|amount|number|speed|pressure|weight|"
-                          r"length|height|depth|distance|cost|price|rate|dose|volume|version|port)|when)\b",
-                          re.I)
+_ASKS_FIGURE = re.compile(
+    r"\b(?:how (?:many|much|long|often|far|big|old|large|small|fast|high|low|hot|cold)|"
+    r"what (?:time|temperature|size|year|date|percentage|ratio|amount|number|speed|pressure|weight|"
+    r"length|height|depth|distance|cost|price|rate|dose|volume|version|port)|when)\b", re.I)
 
 
 def asks_figure(question: str) -> bool:

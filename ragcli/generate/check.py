@@ -15,7 +15,7 @@ paraphrasing the right note into a wrong number therefore never reaches the user
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..words import asks_figure, query_terms
