@@ -77,7 +77,7 @@ def features(rows: list[dict], homes: dict[str, Path]) -> list[dict]:
                           "unknown": unknown,
                           "figure_missing": asks_figure(q) and not any(re.search(r"\d", x.text) for x in ev.quotes),
                           "quote": max((x.score for x in ev.quotes), default=0.0),
-                          "parts": ev.parts, "part_scores": ev.part_scores,
+                          "parts": ev.parts, "part_scores": ev.part_scores, "missing": ev.missing,
                           "part_answers": [p.get("answer") for p in row.get("parts", [])]})
         searcher.close()
     return feats
@@ -139,6 +139,15 @@ def parts_report(feats: list[dict], part_floor: float) -> None:
                for s, a in zip(f["part_scores"], f["part_answers"]) if a is None]
     print(f"  covered parts under the floor {part_floor}: {sum(s < part_floor for s in covered)}/{len(covered)};"
           f" uncovered parts over it: {sum(s >= part_floor for s in missing)}/{len(missing)}")
+    said = [(p in f["missing"], a is None) for f in multi if len(f["parts"]) == len(f["part_answers"])
+            for p, a in zip(f["parts"], f["part_answers"])]
+    print(f"  said missing (floor and figure rule): {sum(m and n for m, n in said)} of {sum(n for _m, n in said)}"
+          f" uncovered parts, {sum(m and not n for m, n in said)} of {sum(not n for _m, n in said)} covered ones")
+    for f in multi:
+        if len(f["parts"]) == len(f["part_answers"]):
+            for p, s, a in zip(f["parts"], f["part_scores"], f["part_answers"]):
+                print(f"    {f['id']} {'UNCOVERED' if a is None else 'covered  '} {s:.3f} "
+                      f"{'said missing' if p in f['missing'] else ''} {p}")
 
 
 def main() -> None:

@@ -128,7 +128,8 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
         # ("how long should the shot take" is about the espresso the question began with)
         ranked = scores((part_vecs[i] + q) / 2, words[i + 1], part)
         part_scores.append(ranked[0][0])
-        if ranked[0][0] < part_floor:
+        figure_missing = asks_figure(part) and not _DIGIT.search(units[ranked[0][1]].text)
+        if ranked[0][0] < part_floor or figure_missing:  # a figure asked, and the best answer holds none
             missing.append(part)
             continue
         overall = dict((k, sc) for sc, k in whole)
