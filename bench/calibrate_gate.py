@@ -19,7 +19,6 @@ import argparse
 import itertools
 import json
 import os
-import re
 import sys
 from pathlib import Path
 
@@ -58,7 +57,7 @@ def features(rows: list[dict], homes: dict[str, Path]) -> list[dict]:
     from ragcli.retrieve import Searcher
     from ragcli.retrieve.evidence import select_evidence
     from ragcli.retrieve.parts import question_parts
-    from ragcli.words import asks_figure
+    from ragcli.words import asks_figure, holds_figure
     from ragcli.retrieve.relevance import relevant, unknown_names
 
     feats = []
@@ -75,7 +74,7 @@ def features(rows: list[dict], homes: dict[str, Path]) -> list[dict]:
             feats.append({"id": row.get("id"), "set": row["set"], "answerable": row["answerable"],
                           "cosine": _top_cosine(hits), "relevant": relevant(q, hits),
                           "unknown": unknown,
-                          "figure_missing": asks_figure(q) and not any(re.search(r"\d", x.text) for x in ev.quotes),
+                          "figure_missing": asks_figure(q) and not any(holds_figure(x.text, q) for x in ev.quotes),
                           "quote": max((x.score for x in ev.quotes), default=0.0),
                           "parts": ev.parts, "part_scores": ev.part_scores, "missing": ev.missing,
                           "part_answers": [p.get("answer") for p in row.get("parts", [])]})

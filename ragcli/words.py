@@ -86,8 +86,10 @@ def asks_figure(question: str) -> bool:
 
 
 # What kind of figure a question asks for, and how a passage that holds one reads.
-_DURATION = re.compile(r"\d\s*(?:s|secs?|seconds?|min|mins|minutes?|h|hrs?|hours?|days?|weeks?|months?|years?)\b"
-                       r"|\b\d{1,2}:\d{2}\b", re.I)
+_NUM = (r"(?:\d[\d.,]*|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|"
+        r"thirty|forty|forty-five|fifty|ninety|a few|several|an?)")
+_DURATION = re.compile(rf"\b{_NUM}\s*(?:(?:-|–|to|or)\s*{_NUM}\s*)?(?:s|secs?|seconds?|min|mins|minutes?|h|hrs?|hours?|"
+                       r"days?|weeks?|months?|years?)\b|\b\d{1,2}:\d{2}\b|\bovernight\b", re.I)
 _TEMPERATURE = re.compile(r"\d\s*°|\d\s*degrees?\b", re.I)
 _WHEN = re.compile(r"\b\d{1,2}:\d{2}\b|\b\d{4}-\d{2}-\d{2}\b|\b(?:1[89]|20)\d{2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|"
                    r"aug|sep|oct|nov|dec)[a-z]*\b|\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|\b(?:morning|evening|"
@@ -103,3 +105,20 @@ def answer_type(question: str) -> re.Pattern[str] | None:
         if asks.search(question):
             return looks
     return None
+
+
+# A figure said in words: "every two months", "twice a day", "in May", "daily".
+_FIGURE_WORDS = re.compile(
+    r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|"
+    r"hundred|thousand|million|dozen|half|quarter|once|twice|daily|weekly|monthly|yearly|annually|hourly|"
+    r"nightly|january|february|march|april|may|june|july|august|september|october|november|december|"
+    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|spring|summer|autumn|fall|winter)\b", re.I)
+
+
+def holds_figure(text: str, question: str = "") -> bool:
+    """Does the text state the figure the question asks for: one of its kind (a duration for
+    "how long", see answer_type), or else any quantity, time or date, in digits or in words?"""
+    kind = answer_type(question)
+    if kind is not None:
+        return bool(kind.search(text))
+    return bool(re.search(r"\d", text) or _FIGURE_WORDS.search(text))

@@ -15,7 +15,6 @@ A stage function: it never prints. Tokens reach the caller through ``on_token``.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -29,7 +28,7 @@ from ..retrieve.evidence import select_evidence
 from ..retrieve.parts import question_parts
 from ..retrieve.relevance import relevant, unknown_names
 from ..types import Answer, Hit, Quote, Source
-from ..words import asks_figure, query_terms
+from ..words import asks_figure, holds_figure, query_terms
 from .session import Session
 
 NOT_COVERED = "Your notes don't seem to cover this."
@@ -43,7 +42,7 @@ EVIDENCE_FLOOR = 0.51
 # questions in a user's own words share fewer words with the note. Calibrated in bench/.
 TENTATIVE_FLOOR = 0.40
 STRONG_HIT = 0.50
-PART_FLOOR = 0.40  # a part of the question whose best quote scores under this is said to be missing
+PART_FLOOR = 0.30  # a part of the question whose best quote scores under this is said to be missing
 PART_HITS = 3  # hits searched for each part of a question of several parts
 OnQuotes = Callable[[list[Quote]], None]
 
@@ -165,7 +164,7 @@ def covers(best: float, cosine: float, question: str, quotes: Sequence[Quote], u
         return True
     if best < TENTATIVE_FLOOR or cosine < STRONG_HIT or unknown:
         return False
-    return not (asks_figure(question) and not any(re.search(r"\d", q.text) for q in quotes))
+    return not (asks_figure(question) and not any(holds_figure(q.text, question) for q in quotes))
 
 
 def _search_parts(searcher, query: str, config: Config) -> list[Hit]:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..types import Hit, Quote
-from ..words import answer_type, asks_figure, query_terms
+from ..words import answer_type, asks_figure, holds_figure, query_terms
 from .units import Unit, split_units
 
 _DIGIT = re.compile(r"\d")
@@ -111,44 +111,49 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
 
     has_figure = [bool(_DIGIT.search(units[k].text)) for k in order]
 
-    def scores(vec, w, ask: str) -> list[tuple[float, int]]:
+    def scores(vec, w, ask: str) -> list[tuple[float, float, int]]:
+        """(rank, score, unit) best first: the score says how well a unit answers (the "not
+        covered" gate reads it); the rank adds the bonus for holding the kind of figure asked,
+        which picks among units but must not make a question look answered."""
         figure = W_FIGURE if asks_figure(ask) else 0.0
         kind = answer_type(ask)
-        out = [(W_MEANING * float(np.dot(unit_vecs[pos], vec)) + W_WORDS * w[k]
-                + W_PLACE / math.sqrt(units[k].hit.rank or 1) + figure * has_figure[pos]
-                + (W_TYPE if kind is not None and kind.search(units[k].text) else 0.0), k)
-               for pos, k in enumerate(order)]
+        out = []
+        for pos, k in enumerate(order):
+            base = (W_MEANING * float(np.dot(unit_vecs[pos], vec)) + W_WORDS * w[k]
+                    + W_PLACE / math.sqrt(units[k].hit.rank or 1))
+            bonus = figure * has_figure[pos] + (W_TYPE if kind is not None and kind.search(units[k].text) else 0.0)
+            out.append((base + bonus, base, k))
         return sorted(out, key=lambda s: -s[0])
 
     whole = scores(q, words[0], question)
+    overall = {k: base for _rank, base, k in whole}
     chosen: list[tuple[float, Unit]] = []
     part_scores, missing = [], []
     for i, part in enumerate(parts):  # one quote per part, the part's best
         # the parts of one question share its subject: a part is read with the whole question
         # ("how long should the shot take" is about the espresso the question began with)
-        ranked = scores((part_vecs[i] + q) / 2, words[i + 1], part)
-        part_scores.append(ranked[0][0])
-        figure_missing = asks_figure(part) and not _DIGIT.search(units[ranked[0][1]].text)
-        if ranked[0][0] < part_floor or figure_missing:  # a figure asked, and the best answer holds none
+        blend = part_vecs[i] + q
+        _rank, base, k = scores(blend / (np.linalg.norm(blend) or 1.0), words[i + 1], part)[0]
+        part_scores.append(base)
+        figure_missing = asks_figure(part) and not holds_figure(units[k].text, part)
+        if base < part_floor or figure_missing:  # a figure asked, and the best answer holds none
             missing.append(part)
             continue
-        overall = dict((k, sc) for sc, k in whole)
-        unit = units[ranked[0][1]]
-        if all(u is not unit for _s, u in chosen):
-            chosen.append((max(overall[ranked[0][1]], ranked[0][0]), unit))
+        if all(u is not units[k] for _s, u in chosen):
+            chosen.append((max(overall[k], base), units[k]))
     best = whole[0][0]
     limit = max_quotes + max(0, len(parts) - 1)
     per_chunk: dict[str, int] = {}
     for _score, unit in chosen:
         per_chunk[unit.chunk.id] = per_chunk.get(unit.chunk.id, 0) + 1
-    for score, k in whole:
+    for rank, base, k in whole:
         unit = units[k]
-        if len(chosen) >= limit or score < best * RELATIVE_FLOOR:
+        if len(chosen) >= limit or rank < best * RELATIVE_FLOOR:
             break
         if per_chunk.get(unit.chunk.id, 0) >= MAX_PER_CHUNK or any(u is unit for _s, u in chosen):
             continue
         per_chunk[unit.chunk.id] = per_chunk.get(unit.chunk.id, 0) + 1
-        chosen.append((score, unit))
+        chosen.append((base, unit))
     if not parts:
         chosen.sort(key=lambda c: -c[0])
     kept = _dedupe_contained(_dedupe_passages(chosen))
