@@ -100,6 +100,9 @@ class OpenAIGenerator:
                           int(usage.get("completion_tokens") or self.count_text(text) if text else 0),
                           out.first, out.elapsed(), finish)
 
+    def rewind(self) -> None:
+        pass  # the server keeps its own cache
+
     def close(self) -> None:
         pass
 
