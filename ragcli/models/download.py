@@ -195,7 +195,7 @@ def _receive(resp, url: str, part: Path, have: int, on_progress: ProgressFn | No
     report(on_progress, "Downloading", have, total)
     try:
         with part.open(mode) as handle:
-            for block in resp.iter_raw(CHUNK):
+            for block in resp.iter_raw():  # as received: a chunk size would buffer, and lose it on a drop
                 handle.write(block)
                 have += len(block)
                 report(on_progress, "Downloading", have, total)

@@ -16,14 +16,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from typing import TYPE_CHECKING
-
 from ..generate import OnToken
 from ..types import Answer
 from ..words import query_terms
-
-if TYPE_CHECKING:
-    from ..library import Notes
 
 _FOLLOW_UP_START = re.compile(
     r"^\s*(and|but|also|so|then|or|what about|how about|and what|same for|why|"
@@ -90,7 +85,7 @@ class ChatSession:
     """The turns of one conversation over a ``Notes`` (``Notes.chat()``), which keeps the
     model and the index loaded between questions, or has a running watcher answer them."""
 
-    def __init__(self, notes: "Notes"):
+    def __init__(self, notes):
         self.notes = notes
         self.turns: list[Turn] = []
 

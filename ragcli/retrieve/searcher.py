@@ -195,12 +195,3 @@ class Searcher:
                 hits.append(Hit(chunks[cid], float(score), len(hits) + 1, vec.get(cid), kw.get(cid)))
         return hits
 
-
-def search(config: Config, query: str, k: int = 10, mode: str | None = None,
-           filters: Filters | None = None) -> list[Hit]:
-    """One-shot search (opens and closes the index)."""
-    searcher = Searcher(config)
-    try:
-        return searcher.search(query, k, mode, filters)
-    finally:
-        searcher.close()

@@ -2,7 +2,8 @@
 
 Each function returns None when the watcher cannot answer (no socket, a stale one left by
 a killed watcher, no answer within a short time, a busy or still-starting watcher, other
-settings), and the caller then does the work in its own process, with the same result.
+settings), and the caller (``ragcli.Notes``) then does the work in its own process, with
+the same result.
 ``config.daemon`` (``RAG_DAEMON``) says whether to try: ``auto`` (default), ``off``, or
 ``require`` (no fallback: a ``DaemonError`` instead; tests and benches use it to prove
 which way an answer came).
@@ -36,7 +37,7 @@ class _CallerError(Exception):
 
 def daemon_search(config: Config, query: str, k: int, mode: str | None,
                   filters: dict | None = None) -> list[Hit] | None:
-    """The hits ``retrieve.search`` would give, from the watcher; None: search in process.
+    """The hits ``retrieve.Searcher.search`` would give, from the watcher; None: search in process.
     ``filters``: the fields of ``retrieve.Filters`` (path, tag, since, until) as a dict."""
     request = {"op": "search", "settings": settings_key(config), "query": query, "k": k, "mode": mode,
                "filters": {key: value for key, value in (filters or {}).items() if value is not None}}
