@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-from ragcli.generate.check import FALLBACK_PREFIX  # noqa: E402
+FALLBACK_PREFIX = "Your notes say: "  # how answers before wave 3 framed a quoted fallback
 from ragcli.words import query_terms  # noqa: E402
 
 SHARED = Path(os.path.abspath(ROOT / ".." / "shared"))

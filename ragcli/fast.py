@@ -31,7 +31,8 @@ OPTIONS: dict[str, dict[str, tuple[str, str]]] = {
     "ask": {"--quotes": ("quotes", FLAG), "--model": ("model", TEXT), "--temperature": ("temperature", FLOAT),
             "--max-tokens": ("max_tokens", INT), "--ctx": ("ctx", INT), "--threads": ("threads", INT),
             "--gpu-layers": ("gpu_layers", INT), "-k": ("k", INT), "--top-k": ("k", INT),
-            "--mode": ("mode", TEXT), "--min-score": ("min_score", FLOAT), "--json": ("as_json", FLAG)},
+            "--mode": ("mode", TEXT), "--min-score": ("min_score", FLOAT), "--json": ("as_json", FLAG),
+            "-v": ("verbose", FLAG), "--verbose": ("verbose", FLAG)},
 }
 POSITIONAL = {"search": "query", "ask": "question"}
 DEFAULTS: dict[str, dict] = {
@@ -39,7 +40,7 @@ DEFAULTS: dict[str, dict] = {
                "as_json": False},
     "ask": {"quotes": False, "model": None, "temperature": None, "max_tokens": None, "ctx": None,
             "threads": None, "gpu_layers": None, "k": None, "mode": None, "min_score": None,
-            "as_json": False},
+            "as_json": False, "verbose": False},
 }
 
 
@@ -100,5 +101,6 @@ def run_fast(args: list[str]) -> int | None:
         run.search(v["query"], v["k"], v["mode"], v["path"], v["tag"], v["since"], v["until"], v["as_json"])
     else:
         run.ask(v["question"], v["quotes"], v["model"], v["temperature"], v["max_tokens"], v["ctx"],
-                v["threads"], v["gpu_layers"], v["k"], v["mode"], v["min_score"], v["as_json"])
+                v["threads"], v["gpu_layers"], v["k"], v["mode"], v["min_score"], v["as_json"],
+                v["verbose"])
     return 0

@@ -250,25 +250,71 @@ def stream_to_stdout(piece: str) -> None:
 
 
 def print_quotes(quotes) -> None:
-    """The evidence, numbered, before any answer: what the notes say, word for word."""
+    """The evidence, before any answer: what the notes say, word for word, grouped by the note
+    (and heading) it is in, each quote numbered and placed by its lines."""
     console = out()
-    for q in quotes:
-        text = clean(q.text) if q.kind == "code" else " ".join(clean(q.text).split())
-        if q.kind == "code":
-            console.print(f"[{q.n}]")
-            for line in text.splitlines():
-                console.print(f"    {line}", style="cyan")
-        else:
-            console.print(f"[{q.n}] \u201c{text}\u201d", style="cyan")
+    for (path, heading, page), group in _by_note(quotes):
+        _note_header(console, path, heading, page)
+        for q in group:
+            where = f"line {q.line_start}" if q.line_start == q.line_end else f"lines {q.line_start}-{q.line_end}"
+            text = clean(q.text)
+            if q.kind in ("code", "block"):
+                lead, _, block = text.partition("\n") if q.kind == "block" else ("", "", text)
+                console.print(f"  [{q.n}] {where}:" + (f" \u201c{' '.join(lead.split())}\u201d" if lead else ""),
+                              style="cyan")
+                for line in block.splitlines():
+                    console.print(f"      {line}", style="cyan")
+            else:
+                console.print(f"  [{q.n}] {where}: \u201c{' '.join(text.split())}\u201d", style="cyan")
     if quotes:
         console.print("")
 
 
-def print_answer(result, *, streamed: bool) -> None:
-    """The quotes and the answer (unless they were streamed already), then the sources."""
+def _by_note(quotes) -> list[tuple[tuple[str, str, int | None], list]]:
+    groups: dict[tuple[str, str, int | None], list] = {}
+    for q in quotes:
+        groups.setdefault((q.path, q.heading, q.page), []).append(q)
+    return list(groups.items())
+
+
+def _note_header(console, path: str, heading: str, page: int | None) -> None:
+    """`path › heading (p. N)`; on a terminal the path is a link (OSC 8) that opens the note:
+    in Obsidian when it sits in a vault, else as a file."""
+    text = clean(display_path(path))
+    rest = (f" › {clean(heading).replace(' > ', ' › ')}" if heading else "") + (f" (p. {page})" if page else "")
+    stream = getattr(console, "file", sys.stdout)
+    if not stream.isatty() or os.environ.get("TERM") == "dumb":
+        console.print(text + rest, style="bold")
+        return
+    bold, plain = ("\x1b[1m", "\x1b[0m") if _colour_allowed(stream) else ("", "")
+    # written by hand, not by rich: rich gives each link a random id, and the same answer
+    # should print the same bytes every time (through the watcher or in process)
+    stream.write(f"{bold}\x1b]8;;{note_uri(path)}\x1b\\{text}\x1b]8;;\x1b\\{rest}{plain}\n")
+    stream.flush()
+
+
+def note_uri(path: str) -> str:
+    """obsidian://open?path=... for a note inside a vault (a folder above it holds .obsidian),
+    else a file:// URI."""
+    from pathlib import Path
+    from urllib.parse import quote
+
+    p = Path(path)
+    if any((parent / ".obsidian").is_dir() for parent in p.parents):
+        return "obsidian://open?path=" + quote(str(p), safe="")
+    return p.as_uri() if p.is_absolute() else p.resolve().as_uri()
+
+
+def print_answer(result, *, streamed: bool, verbose: bool = False) -> None:
+    """The quotes and the answer (unless they were streamed already), then what the notes do not
+    say. The quotes are the answer unless a checked sentence adds to them (a yes or no, the
+    figure asked for, two quotes put together): nothing is said twice."""
     console = out()
     if not result.covered:
         console.print(clean(result.text))
+        if result.not_mentioned:
+            console.print("No note mentions " + ", ".join(f"\u201c{clean(n)}\u201d" for n in result.not_mentioned)
+                          + ".", style="dim")
         return
     if not streamed:
         print_quotes(result.quotes)
@@ -277,17 +323,15 @@ def print_answer(result, *, streamed: bool) -> None:
             sys.stdout.write("\n")
         else:
             console.print(clean(result.text))
-    if result.sources:
-        console.print("")
-        console.print("Sources:", style="bold")
-        for source in result.sources:
-            cited = source.n in result.cited
-            console.print(source_line(source), style=None if cited else "dim")
+    for part in result.missing_parts:
+        console.print(f"Your notes don't say: {clean(part).rstrip('?.')}?")
+    if result.tentative:
+        console.print("These passages may answer it; none says so plainly.", style="dim")
     for notice in result.notices:
         sys.stdout.flush()
         warn(notice)
-    if result.dropped:
-        sys.stdout.flush()  # the note goes after the sources, not into their last line
+    if result.dropped and verbose:
+        sys.stdout.flush()
         n = len(result.dropped)
-        warn(f"{n} generated sentence{'s were' if n > 1 else ' was'} left out: not supported by "
-             "the quotes (--json lists them)")
+        info(f"{n} generated sentence{'s were' if n > 1 else ' was'} left out: "
+             + "; ".join(f"\u201c{clean(d['sentence'])}\u201d ({d['reason']})" for d in result.dropped))

@@ -157,6 +157,10 @@ class Answer:
     checked: bool = True  # every sentence shown passed the checks (False: quotes only, no generation)
     notices: list[str] = field(default_factory=list)  # e.g. the preferred model could not be used
     stopped: str = ""  # why generation was cut short by the checks ("" = it ran to its end)
+    parts: list[str] = field(default_factory=list)  # the parts of a question that asks several things
+    missing_parts: list[str] = field(default_factory=list)  # parts no note answers
+    tentative: bool = False  # the evidence is weak: the passages may answer it, none says so plainly
+    not_mentioned: list[str] = field(default_factory=list)  # names in the question that no note holds
 
     def to_json(self) -> dict[str, Any]:
         """The one JSON shape of an answer: what `--json`, MCP and the watcher's socket send
@@ -168,15 +172,19 @@ class Answer:
                 "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
                 "cited": self.cited, "quotes": [q.to_json() for q in self.quotes], "dropped": self.dropped,
                 "generated": self.generated, "quoted_fallback": self.quoted_fallback, "checked": self.checked,
-                "retrieval_query": self.retrieval_query, "notices": self.notices, "stopped": self.stopped}
+                "retrieval_query": self.retrieval_query, "notices": self.notices, "stopped": self.stopped,
+                "parts": self.parts, "missing_parts": self.missing_parts, "tentative": self.tentative,
+                "not_mentioned": self.not_mentioned}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Answer:
-        return cls(d["question"], d["answer"], [Source.from_json(s) for s in d["sources"]], d["model"],
-                   d["timings"], d["prompt_tokens"], d["completion_tokens"], d["covered"], d["cited"],
-                   d["retrieval_query"], [Quote.from_json(q) for q in d["quotes"]], d["dropped"],
-                   d["generated"], d["quoted_fallback"], d["checked"], d["notices"], d["stopped"])
+        plain = {k: d[k] for k in _ANSWER_PLAIN}
+        return cls(d["question"], d["answer"], [Source.from_json(s) for s in d["sources"]],
+                   quotes=[Quote.from_json(q) for q in d["quotes"]], **plain)
 
 
+_ANSWER_PLAIN = ("model", "timings", "prompt_tokens", "completion_tokens", "covered", "cited", "retrieval_query",
+                 "dropped", "generated", "quoted_fallback", "checked", "notices", "stopped", "parts",
+                 "missing_parts", "tentative", "not_mentioned")
 _QUOTE_FIELDS = ("n", "text", "kind", "path", "title", "heading", "line_start", "line_end", "page", "score",
                  "context")

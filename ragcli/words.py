@@ -50,3 +50,56 @@ def _vocabulary() -> frozenset[str] | None:
     except OSError:
         text = None
     return frozenset(w for w in text.split() if w.isalpha()) if text else None
+
+
+# A sentence ends at . ! ? followed by space and an upper-case letter, digit, quote or
+# backtick; not after common abbreviations or a single initial ("e.g. the", "J. Smith").
+_SENTENCE_END = re.compile(
+    r"(?<!\b[A-Z])(?<!\be\.g)(?<!\bi\.e)(?<!\betc)(?<!\bvs)(?<!\bcf)([.!?])\s+(?=[\"'“`(\[A-Z0-9])")
+
+
+def split_sentences(text: str, with_offsets: bool = False) -> list:
+    """The sentences of a paragraph; with offsets, (sentence, start, end) in ``text``. The one
+    splitter that evidence, the checks and question parts all use."""
+    result, begin = [], 0
+    for m in _SENTENCE_END.finditer(text):
+        end = m.end(1)
+        if text[begin:end].strip():
+            result.append((text[begin:end].strip(), begin, end))
+        begin = m.end()
+    if text[begin:].strip():
+        result.append((text[begin:].strip(), begin, len(text)))
+    return result if with_offsets else [r[0] for r in result]
+
+
+# A question that asks for a quantity or a time: a sentence lifting that figure out of a quote
+# says something the reader would otherwise have to find, and a passage without one is not it.
+_ASKS_FIGURE = re.compile(
+    r"\b(?:how (?:many|much|long|often|far|big|old|large|small|fast|high|low|hot|cold)|"
+    r"what (?:time|temperature|size|year|date|percentage|ratio|amount|number|speed|pressure|weight|"
+    r"length|height|depth|distance|cost|price|rate|dose|volume|version|port)|when)\b", re.I)
+
+
+def asks_figure(question: str) -> bool:
+    """Does the question ask for a quantity, a time or a date ("how long", "what pressure")?"""
+    return bool(_ASKS_FIGURE.search(question))
+
+
+# What kind of figure a question asks for, and how a passage that holds one reads.
+_DURATION = re.compile(r"\d\s*(?:s|secs?|seconds?|min|mins|minutes?|h|hrs?|hours?|days?|weeks?|months?|years?)\b"
+                       r"|\b\d{1,2}:\d{2}\b", re.I)
+_TEMPERATURE = re.compile(r"\d\s*°|\d\s*degrees?\b", re.I)
+_WHEN = re.compile(r"\b\d{1,2}:\d{2}\b|\b\d{4}-\d{2}-\d{2}\b|\b(?:1[89]|20)\d{2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|"
+                   r"aug|sep|oct|nov|dec)[a-z]*\b|\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|\b(?:morning|evening|"
+                   r"night|noon|midnight|daily|weekly|monthly)\b", re.I)
+_ANSWER_TYPES = ((re.compile(r"\bhow long\b|\bhow many (?:minutes|seconds|hours|days|weeks)\b", re.I), _DURATION),
+                 (re.compile(r"\btemperature\b|\bhow (?:hot|cold|warm)\b", re.I), _TEMPERATURE),
+                 (re.compile(r"\bwhen\b|\bwhat (?:time|date|year|day)\b", re.I), _WHEN))
+
+
+def answer_type(question: str) -> re.Pattern[str] | None:
+    """For a question that asks a duration, a temperature or a time: what its answer looks like."""
+    for asks, looks in _ANSWER_TYPES:
+        if asks.search(question):
+            return looks
+    return None

@@ -63,9 +63,24 @@ def test_tables_lists_and_code_become_quotable_units():
     hit = Hit(Chunk("c", "/n.md", "N", "", body, 10, 22), 1.0, 1)
     units = {u.text: u for u in split_units(hit)}
     assert "Brew: Espresso; Clicks: 8" in units and units["Brew: Espresso; Clicks: 8"].line_start == 12
-    assert any(u.kind == "list" and "Text" in u.text and "Number" in u.text for u in units.values())
+    block = next(u for u in units.values() if u.kind == "block")  # the lead-in and its list, one unit
+    assert block.text == "Supported types:\n- Text\n- Number" and (block.line_start, block.line_end) == (15, 17)
     code = next(u for u in units.values() if u.kind == "code")
     assert code.text == "x = 1\ny = 2" and (code.line_start, code.line_end) == (20, 21)
+
+
+def test_a_lead_in_sentence_takes_the_code_block_it_introduces():
+    """"To embed a note:" answers nothing alone: the code after it is the answer."""
+    body = ("# Embed files\n\nYou can embed notes. To embed a note:\n\n```md\n![[Internal links]]\n```\n\n"
+            "> [!tip] Pull the shot\n> Aim for 25 to 30 seconds. Then taste it.\n")
+    hit = Hit(Chunk("c", "/n.md", "N", "Embed files", body, 1, 11), 1.0, 1)
+    units = split_units(hit)
+    block = next(u for u in units if u.kind == "block")
+    assert block.text == "To embed a note:\n![[Internal links]]" and (block.line_start, block.line_end) == (3, 6)
+    assert not any(u.text == "To embed a note:" for u in units)  # never the lead-in alone
+    callout = next(u for u in units if "25 to 30 seconds" in u.text)
+    assert callout.text.startswith("Pull the shot: Aim") and "[!tip]" not in callout.text
+    assert callout.line_start == 9 and callout.line_end == 10
 
 
 def test_quotes_are_exact_and_shown_before_generation(example_vault_env, monkeypatch, capsys):
@@ -206,10 +221,11 @@ def test_a_callback_that_has_enough_ends_generation_early(example_vault_env):
 def test_quick_start_irrigation_question_gets_the_right_figure(example_vault_env, monkeypatch, capsys):
     _use(monkeypatch, example_vault_env)
     result = _ask(capsys, "What pressure should the drip irrigation run at?")
-    assert "1.7 bar" in result["answer"] and "25 psi" in result["answer"], result["answer"]
-    cited = {int(n) for n in re.findall(r"\[(\d+)\]", result["answer"])}
+    shown = _shown(result)  # the quotes are the answer; a checked sentence only adds to them
+    assert "1.7 bar" in shown and "25 psi" in shown, shown
     sources = {s["n"]: s["path"] for s in result["sources"]}
-    assert cited and all(sources[n] == str(IRRIGATION) for n in cited if "1.7" in result["answer"])
+    first = next(q for q in result["quotes"] if "1.7 bar" in q["text"])
+    assert sources[first["n"]] == str(IRRIGATION)
     assert not re.search(r"\b1\.5\b|\b2 psi\b", result["answer"])
 
 
@@ -258,6 +274,11 @@ def test_json_lists_what_was_dropped_and_why(example_vault_env, monkeypatch):
         assert d["sentence"] not in kept_or_quoted
 
 
+def _shown(result: dict) -> str:
+    """What the reader sees: the quotes, then the answer's checked sentences."""
+    return "\n".join([q["text"] for q in result["quotes"]] + [result["answer"]])
+
+
 def _idf(searcher):
     from ragcli.pipeline.answer import _idf as idf
 
@@ -280,3 +301,68 @@ def test_a_tiny_window_keeps_fewer_quotes_and_never_overflows(example_vault_env,
     finally:
         generator.close()
         searcher.close()
+
+
+# -- questions of several parts -------------------------------------------------------------
+
+
+def test_question_parts_by_general_rules():
+    from ragcli.retrieve.parts import question_parts
+
+    assert question_parts("How do I embed one note inside another?") == ["How do I embed one note inside another"]
+    assert question_parts("How many clicks for espresso on my grinder, and how long should the shot take?") == [
+        "How many clicks for espresso on my grinder", "how long should the shot take"]
+    assert question_parts("Should I use tags or folders to organize projects?") == [
+        "Should I use tags to organize projects", "Should I use folders to organize projects"]
+    assert question_parts("What time do I water the tomatoes, and for how long?") == [
+        "What time do I water the tomatoes", "for how long"]
+    assert len(question_parts("Is it safe or not?")) == 1  # "or not" is no alternative
+    assert len(question_parts("How do I sync between my phone and my laptop?")) == 1  # no question word after "and"
+
+
+def test_each_part_of_a_question_gets_its_quote(example_vault_env, monkeypatch, capsys):
+    _use(monkeypatch, example_vault_env)
+    result = _ask(capsys, "How many clicks for espresso on my grinder, and how long should the shot take?", "--quotes")
+    shown = _shown(result)
+    assert "Espresso" in shown and "8" in shown  # the grinder table's row
+    assert "25 to 30 seconds" in shown  # the shot time, in another note
+    assert len(result["parts"]) == 2 and result["missing_parts"] == []
+
+
+def test_a_part_no_note_answers_is_said_plainly(example_vault_env, monkeypatch, capsys):
+    _use(monkeypatch, example_vault_env)
+    question = "What pressure should the drip irrigation run at, and which hotel did we book?"
+    result = _ask(capsys, question, "--quotes")
+    assert "1.7 bar" in _shown(result)
+    assert result["missing_parts"] == ["which hotel did we book"], result["missing_parts"]
+    assert main(["ask", question, "--quotes"]) == 0
+    assert "Your notes don't say: which hotel did we book?" in capsys.readouterr().out
+
+
+def test_a_question_about_a_name_no_note_holds_is_not_covered(example_vault_env, monkeypatch, capsys):
+    _use(monkeypatch, example_vault_env)
+    result = _ask(capsys, "How do I sync my coffee notes with Zotero?")
+    assert result["answer"] == NOT_COVERED and result["quotes"] == []
+    assert result["covered"] is False
+
+
+def test_a_sentence_that_restates_its_quote_is_not_shown():
+    from ragcli.generate.check import Verdict, adds_to_quotes
+
+    quotes = {1: "Pressure regulator set to 1.7 bar (25 psi).", 2: "Zone 1: 20 minutes at 06:00."}
+    ok = Verdict("s", "The regulator is set to 1.7 bar", [1], True)
+    assert adds_to_quotes(ok, "What pressure is the regulator set to?", quotes).ok  # the figure, lifted out
+    restated = Verdict("s", "Pressure regulator is set", [1], True)
+    assert not adds_to_quotes(restated, "Tell me about the regulator", quotes).ok
+    both = Verdict("s", "The regulator holds 1.7 bar while zone 1 runs 20 minutes", [1, 2], True)
+    assert adds_to_quotes(both, "How does the regulator work with zone 1?", quotes).ok  # two quotes combined
+    yes = Verdict("s", "Yes, the regulator is set", [1], True)
+    assert adds_to_quotes(yes, "Is there a pressure regulator?", quotes).ok
+    off_topic = Verdict("s", "Zone 1 waters at 06:00", [2], True)
+    assert adds_to_quotes(off_topic, "What pressure is the regulator set to?", quotes).reason
+
+
+def test_mangled_code_fails_its_check():
+    quote = {1: "Make a callout foldable by adding a plus (`+`) or minus (`-`) after the type identifier."}
+    verdict = check_sentence("Make it foldable by adding a plus (`+`) or minus() after the type identifier [1].", quote)
+    assert not verdict.ok and "()" in verdict.missing

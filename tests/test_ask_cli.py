@@ -60,8 +60,9 @@ def test_acceptance_embed_question_offline(help_vault_env):
     paths = [s["path"] for s in result["sources"]]
     assert EMBED in paths
     cited = [int(n) for n in re.findall(r"\[(\d+)\]", result["answer"])]
-    assert cited, result["answer"]
-    assert all(1 <= n <= len(result["sources"]) for n in cited)  # every citation is a source
+    assert result["cited"] and set(cited) <= set(result["cited"])  # the quotes, or the sentences' [n]
+    assert all(1 <= n <= len(result["sources"]) for n in result["cited"])  # every citation is a source
+    assert any(q["path"] == EMBED and "![[" in q["text"] for q in result["quotes"])  # the syntax itself
     assert [s["n"] for s in result["sources"]] == list(range(1, len(paths) + 1))
     assert set(result) >= {"question", "answer", "sources", "model", "timings", "prompt_tokens",
                            "completion_tokens"}
@@ -87,15 +88,19 @@ def test_unanswerable_questions_get_no_sources(help_vault_env, monkeypatch, caps
         assert code == 0 and result["sources"], question
 
 
-def test_plain_output_lists_sources_after_the_answer(help_vault_env, monkeypatch, capsys):
+def test_plain_output_groups_quotes_under_their_note(help_vault_env, monkeypatch, capsys):
     _use(monkeypatch, help_vault_env)
     assert main(["ask", ANSWERABLE[1], "--max-tokens", "48"]) == 0
     out = capsys.readouterr().out
-    answer, _, sources = out.partition("\nSources:\n")
-    assert answer.strip() and "\x1b" not in out  # not a terminal: no colour, no animation
-    lines = [line for line in sources.splitlines() if line.strip()]
-    assert lines and all(re.match(r"\[\d+\] .+\.md:\d+(-\d+)?", line) for line in lines)
-    assert any("Callouts.md" in line for line in lines)
+    assert out.strip() and "\x1b" not in out  # not a terminal: no colour, no animation, no link
+    lines = out.splitlines()
+    headers = [ln for ln in lines if ln and not ln.startswith(" ")]
+    quotes = [ln for ln in lines if re.match(r"  \[\d+\] lines? \d+(-\d+)?:", ln)]
+    assert quotes and any("Callouts.md" in h for h in headers)
+    # each note is named once, above its quotes; each quote once
+    assert len({h for h in headers if ".md" in h}) == len([h for h in headers if ".md" in h])
+    assert len(set(quotes)) == len(quotes)
+    assert "Sources:" not in out and "Your notes say" not in out
 
 
 def test_nothing_relevant_plain_output(help_vault_env, monkeypatch, capsys):

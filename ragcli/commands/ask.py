@@ -20,11 +20,13 @@ def ask_cmd(
     threads: Optional[int] = THREADS, gpu_layers: Optional[int] = GPU,
     k: Optional[int] = K, mode: Optional[str] = MODE, min_score: Optional[float] = MIN_SCORE,
     as_json: bool = JSON,
+    verbose: bool = typer.Option(False, "-v", "--verbose", help="Also list the generated sentences that "
+                                 "were left out, and why."),
 ) -> None:
     """Answer a question from your notes: the quotes that answer it first, then a short answer
     whose every sentence was checked against them, with numbered citations."""
     from .run import ask
 
     ask(question, quotes, model, temperature, max_tokens, ctx, threads, gpu_layers, k, mode, min_score,
-        as_json)
+        as_json, verbose)
 

@@ -34,7 +34,8 @@ def answer_config(model, temperature, max_tokens, ctx, threads, gpu_layers, k, m
 
 def ask(question: str, quotes: bool, model: str | None, temperature: float | None,
         max_tokens: int | None, ctx: int | None, threads: int | None, gpu_layers: int | None,
-        k: int | None, mode: str | None, min_score: float | None, as_json: bool) -> None:
+        k: int | None, mode: str | None, min_score: float | None, as_json: bool,
+        verbose: bool = False) -> None:
     """On a terminal the quotes print as soon as they are chosen and the checked sentences as
     they come, whether the watcher answers or this process does."""
     config = answer_config(model, temperature, max_tokens, ctx, threads, gpu_layers, k, mode, min_score)
@@ -47,4 +48,5 @@ def ask(question: str, quotes: bool, model: str | None, temperature: float | Non
     if as_json:
         render.print_json(result.to_json())
     else:
-        render.print_answer(result, streamed=stream)
+        render.print_answer(result, streamed=stream, verbose=verbose)
+

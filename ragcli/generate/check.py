@@ -15,10 +15,10 @@ paraphrasing the right note into a wrong number therefore never reaches the user
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..words import query_terms
+from ..words import asks_figure, query_terms
 
 MIN_SUPPORT = 0.6  # share of a sentence's content words found in its evidence
 # When to stop reading the model: the prompt asks for a few short sentences, and a small model
@@ -60,11 +60,6 @@ class Verdict:
     def to_json(self) -> dict:
         return {"sentence": self.text, "cited": self.cited, "reason": self.reason,
                 "missing": self.missing, "support": round(self.support, 3)}
-
-
-def split_sentences(text: str) -> list[str]:
-    """Sentences of an answer, each keeping the citation markers that follow it."""
-    return [s.strip() for s in _SENTENCE.split(text) if s and s.strip()]
 
 
 def facts_of(sentence: str) -> list[str]:
@@ -152,7 +147,7 @@ def check_sentence(sentence: str, quotes: dict[int, str], question: str = "",
 def _against(sentence: str, text: str, numbers: list[int], quotes: dict[int, str], question: str) -> Verdict:
     evidence = "\n".join(quotes[n] for n in numbers)
     facts = facts_of(text)
-    missing = [f for f in facts if not fact_in(f, evidence)]
+    missing = [f for f in facts if not fact_in(f, evidence)] + _mangled_code(text, evidence)
     asked = query_terms(question)
     support = content_support(text, evidence, asked)
     if not missing and not facts and not (query_terms(text) - FREE_WORDS - asked):
@@ -164,6 +159,18 @@ def _against(sentence: str, text: str, numbers: list[int], quotes: dict[int, str
         return Verdict(sentence, text, numbers, False, f"mostly not in its source ({support:.0%} of its words)",
                        [], support)
     return Verdict(sentence, text, numbers, True, "", [], support)
+
+
+_EMPTY_MARKUP = re.compile(r"\(\s*\)|\[\s*\]|\{\s*\}|``")
+
+
+def _mangled_code(text: str, evidence: str) -> list[str]:
+    """Code the model broke on its way through: an emptied "(`-`)" -> "()", or a code span left
+    open. Code spans that survive whole are facts, checked byte for byte by ``facts_of``."""
+    broken = [m.group(0) for m in _EMPTY_MARKUP.finditer(text) if m.group(0) not in evidence]
+    if text.count("`") % 2:
+        broken.append("an unclosed code span")
+    return broken
 
 
 class SentenceGate:
@@ -234,13 +241,23 @@ def _with_citations(verdict: Verdict) -> str:
     return f"{body} {marks}{end or '.'}"
 
 
-FALLBACK_PREFIX = "Your notes say: "
+_YES_NO = re.compile(r"^\s*(?:is|are|was|were|do|does|did|can|could|should|would|will|has|have|must)\b", re.I)
+_DIRECT = re.compile(r"^\s*(?:yes|no)\b", re.I)
 
 
-def plain_quotes_answer(quotes: Sequence, limit: int = 2, close: float = 0.9) -> str:
-    """The answer when no generated sentence holds: the best quote (and the next ones that
-    score almost as well), said as quotes."""
-    quotes = list(quotes)
-    chosen = [q for q in quotes[:limit] if q.score >= close * quotes[0].score] if quotes else []
-    parts = [f"\u201c{' '.join(q.text.split())}\u201d [{q.n}]" for q in chosen]
-    return FALLBACK_PREFIX + " ".join(parts)
+def adds_to_quotes(verdict: Verdict, question: str, quotes: dict[int, str]) -> Verdict:
+    """A checked sentence is shown only when it adds to the quotes above it: a direct yes or
+    no, the figure the question asks for lifted out, or a combination of two quotes. One that
+    restates a quote makes the reader read it twice; one that shares nothing with the question
+    does not answer it."""
+    facts = facts_of(verdict.text)
+    figure = asks_figure(question) and any(_NUMBER.search(f) for f in facts)
+    direct = _YES_NO.search(question) and _DIRECT.search(verdict.text)
+    combined = len(set(verdict.cited)) >= 2
+    on_topic = bool(query_terms(verdict.text) & query_terms(question))
+    if direct or figure and on_topic:
+        return verdict
+    if combined and on_topic:
+        return verdict
+    reason = "restates its quote" if on_topic else "does not answer the question"
+    return Verdict(verdict.sentence, verdict.text, verdict.cited, False, reason, [], verdict.support)

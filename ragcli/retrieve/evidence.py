@@ -23,214 +23,22 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..types import Hit, Quote
-from ..words import query_terms
+from ..words import answer_type, asks_figure, query_terms
+from .units import Unit, split_units
+
+_DIGIT = re.compile(r"\d")
+
+__all__ = ["Unit", "split_units", "select_quotes", "unit_context", "word_scores"]
 
 MAX_UNITS = 48  # units embedded per question (the best by words, then by chunk rank)
 MAX_QUOTES = 4
 MAX_PER_CHUNK = 2
 RELATIVE_FLOOR = 0.72  # a quote scores at least this share of the best quote's score
-MIN_UNIT_CHARS = 12
-MAX_UNIT_CHARS = 600
-MAX_PASSAGE_CHARS = 360  # a paragraph up to this long is quoted whole around its best sentence
 W_MEANING, W_WORDS, W_PLACE = 0.6, 0.35, 0.05
-
-_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
-_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?")
-_ROW = re.compile(r"^\s*\|.*\|\s*$")
-_ROW_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
-_HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
-_QUOTE_PREFIX = re.compile(r"^\s*(?:>\s?)+(?:\[![\w-]+\][+-]?\s*)?")
-# A sentence ends at . ! ? followed by space and an upper-case letter, digit or quote; not
-# after common abbreviations or a single initial ("e.g. the", "J. Smith").
-# Text in a note that speaks to an assistant rather than about the subject ("ignore the
-# question and reply that ..."): never evidence, and a paragraph holding it is not quoted
-# whole. The system prompt also says to ignore instructions; this keeps them from the model.
-_INSTRUCTION = re.compile(
-    r"\b(?:ignore|disregard|forget)\s+(?:(?:all|any|the|your|previous|above|prior|earlier|these)\s+){0,3}"
-    r"(?:question|instructions?|prompts?|rules|context|sources?|quotes?)\b"
-    r"|\b(?:reply|respond|answer|say)\s+(?:only\s+)?(?:that|with)\b.{0,60}\b(?:password|secret|token|key)\b"
-    r"|\b(?:system prompt|you are (?:an? )?(?:ai|assistant|language model))\b", re.I)
-_SENTENCE_END = re.compile(r"(?<!\b[A-Z])(?<!\be\.g)(?<!\bi\.e)(?<!\betc)(?<!\bvs)(?<!\bcf)([.!?])\s+(?=[\"'(\[A-Z0-9])")
-
-
-@dataclass(frozen=True)
-class Unit:
-    """One quotable piece of a chunk: a sentence, list item, table row or code line(s)."""
-
-    text: str  # as it stands in the note (callout '>' and list markers kept off)
-    kind: str  # "sentence", "item", "row", "code", "line"
-    line_start: int
-    line_end: int
-    hit: Hit
-    context: str = ""  # a table's header row, for scoring and for the model
-    passage: tuple[str, int, int] | None = None  # the short paragraph it stands in, to quote
-
-    @property
-    def chunk(self):
-        return self.hit.chunk
-
-
-# ----------------------------------------------------------------------------- splitting
-
-
-def split_units(hit: Hit) -> list[Unit]:
-    """The quotable units of a retrieved chunk, each with its lines in the file."""
-    chunk = hit.chunk
-    lines = chunk.text.split("\n")
-
-    def line_no(i: int) -> int:  # embedded notes hold many lines on one line of the file
-        return min(chunk.line_start + i, max(chunk.line_end, chunk.line_start))
-
-    units: list[Unit] = []
-    header = ""
-    i = 0
-    while i < len(lines):
-        raw = lines[i]
-        fence = _FENCE.match(raw)
-        if fence:
-            j = i + 1
-            while j < len(lines) and not lines[j].strip().startswith(fence.group(1)):
-                j += 1
-            units += _code_units(lines, i + 1, min(j, len(lines)), hit, line_no)
-            i = j + 1
-            continue
-        text = _QUOTE_PREFIX.sub("", raw).strip()
-        if not text or _HEADING.match(raw):
-            header = "" if not text else header
-            i += 1
-            continue
-        if _ROW.match(text):
-            if _ROW_RULE.match(text):
-                i += 1
-                continue
-            cells = _cells(text)
-            if not header:  # the first row of a table names its columns
-                header = " | ".join(cells)
-                if i + 1 < len(lines) and _ROW_RULE.match(_QUOTE_PREFIX.sub("", lines[i + 1]).strip()):
-                    i += 1
-                    continue
-            units.append(Unit(_row_text(cells, header), "row", line_no(i), line_no(i), hit, header))
-            i += 1
-            continue
-        header = ""
-        if _ITEM.match(text):
-            j = i + 1  # an item goes on over indented continuation lines
-            while j < len(lines) and lines[j].startswith(("  ", "\t")) and lines[j].strip() \
-                    and not _ITEM.match(lines[j]):
-                j += 1
-            item = " ".join([_ITEM.sub("", text)] + [ln.strip() for ln in lines[i + 1:j]])
-            units += _sentences(item, "item", line_no(i), line_no(j - 1), hit)
-            i = j
-            continue
-        j = i + 1  # a paragraph: consecutive plain lines
-        while j < len(lines):
-            nxt = _QUOTE_PREFIX.sub("", lines[j]).strip()
-            if not nxt or _HEADING.match(lines[j]) or _FENCE.match(lines[j]) or _ITEM.match(nxt) \
-                    or _ROW.match(nxt):
-                break
-            j += 1
-        units += _paragraph(lines, i, j, hit, line_no)
-        i = j
-    units = _join_lead_ins(units)
-    return [u for u in units if (len(u.text) >= MIN_UNIT_CHARS or u.kind in ("row", "code"))
-            and not _INSTRUCTION.search(u.text)]
-
-
-def _join_lead_ins(units: list[Unit]) -> list[Unit]:
-    """"Obsidian supports the following types:" says nothing without its list: a unit ending
-    with a colon takes the items (or rows) right after it along, as long as it stays short."""
-    out: list[Unit] = []
-    i = 0
-    while i < len(units):
-        unit = units[i]
-        if unit.kind in ("sentence", "line") and unit.text.rstrip().endswith(":"):
-            j, parts, end = i + 1, [unit.text.rstrip()], unit.line_end
-            while j < len(units) and units[j].kind in ("item", "row") and units[j].line_start <= end + 2 \
-                    and sum(map(len, parts)) + len(units[j].text) < MAX_UNIT_CHARS:
-                parts.append(units[j].text.rstrip(". ") + ";")
-                end = units[j].line_end
-                j += 1
-            if j > i + 1:
-                text = " ".join(parts).rstrip(";") + "."
-                out.append(Unit(text, "list", unit.line_start, end, unit.hit))
-                out.extend(units[i + 1:j])  # the items stay quotable on their own too
-                i = j
-                continue
-        out.append(unit)
-        i += 1
-    return out
-
-
-def _row_text(cells: list[str], header: str) -> str:
-    """A table row as it reads: "Method: Espresso; Clicks: 8" when the header names each cell."""
-    names = header.split(" | ") if header else []
-    if len(names) == len(cells) and all(names):
-        return "; ".join(f"{n}: {c}" for n, c in zip(names, cells) if c)
-    return " | ".join(cells)
-
-
-def _cells(row: str) -> list[str]:
-    return [c.strip() for c in row.strip().strip("|").split("|")]
-
-
-def _code_units(lines: list[str], start: int, end: int, hit: Hit, line_no) -> list[Unit]:
-    """Code lines, grouped in runs of up to three non-blank lines (a line alone is often too
-    little to recognise, a whole block too much to quote)."""
-    units, run = [], []
-    for k in range(start, end):
-        if lines[k].strip():
-            run.append(k)
-        if run and (not lines[k].strip() or len(run) == 3 or k == end - 1):
-            text = "\n".join(lines[r].rstrip() for r in run)
-            units.append(Unit(text, "code", line_no(run[0]), line_no(run[-1]), hit))
-            run = []
-    return units
-
-
-def _paragraph(lines: list[str], i: int, j: int, hit: Hit, line_no) -> list[Unit]:
-    """A paragraph's sentences, each with the file lines it spans."""
-    starts, parts = [], []
-    for k in range(i, j):  # character offset of each line in the joined paragraph
-        starts.append(sum(len(p) + 1 for p in parts))
-        parts.append(_QUOTE_PREFIX.sub("", lines[k]).strip())
-    joined = " ".join(parts)
-
-    def line_at(offset: int) -> int:
-        k = max(idx for idx, s in enumerate(starts) if s <= offset)
-        return line_no(i + k)
-
-    pieces = _split_sentences(joined)
-    # A sentence is scored alone (precise) but quoted with its paragraph when that is short:
-    # the answer often takes the next sentence too ("... foldable by adding a +. A plus expands it").
-    passage = (joined, line_no(i), line_no(j - 1)) if len(pieces) > 1 and len(joined) <= MAX_PASSAGE_CHARS \
-        and not _INSTRUCTION.search(joined) else None
-    units = []
-    for text, begin, end in pieces:
-        kind = "sentence" if j - i > 1 or begin > 0 or end < len(joined) else "line"
-        units.append(Unit(text, kind, line_at(begin), line_at(max(begin, end - 1)), hit, passage=passage))
-    return units
-
-
-def _sentences(text: str, kind: str, start: int, end: int, hit: Hit) -> list[Unit]:
-    pieces = _split_sentences(text)
-    if len(pieces) <= 1 or len(text) <= MAX_UNIT_CHARS // 2:
-        return [Unit(text[:MAX_UNIT_CHARS], kind, start, end, hit)]
-    return [Unit(p, kind, start, end, hit) for p, _b, _e in pieces]
-
-
-def _split_sentences(text: str) -> list[tuple[str, int, int]]:
-    """(sentence, start offset, end offset) of each sentence of a paragraph."""
-    result, begin = [], 0
-    for m in _SENTENCE_END.finditer(text):
-        end = m.end(1)
-        piece = text[begin:end].strip()
-        if piece:
-            result.append((piece[:MAX_UNIT_CHARS], begin, end))
-        begin = m.end()
-    tail = text[begin:].strip()
-    if tail:
-        result.append((tail[:MAX_UNIT_CHARS], begin, len(text)))
-    return result
+# A question (or part) that asks for a figure or a time is answered by a unit that holds one:
+# "how long should the shot take" by "in 25 to 30 seconds", not by "takes about three shots".
+W_FIGURE = 0.06
+W_TYPE = 0.15  # ... and most by one of the kind asked: a duration for "how long", a time for "when"
 
 
 # ----------------------------------------------------------------------------- scoring
@@ -261,38 +69,117 @@ def word_scores(question: str, units: Sequence[Unit], idf: Callable[[list[str]],
     return scores
 
 
+@dataclass
+class Evidence:
+    """The chosen quotes, and for a question of several parts, which part each answers and
+    which parts no unit answers well enough (``missing``)."""
+
+    quotes: list[Quote]
+    parts: list[str]
+    part_scores: list[float]  # the best unit's score for each part
+    missing: list[str]
+
+
 def select_quotes(question: str, hits: Sequence[Hit], embed: Callable[[list[str]], np.ndarray],
                   idf: Callable[[list[str]], dict[str, float]], qvec: np.ndarray | None = None,
                   max_quotes: int = MAX_QUOTES) -> list[Quote]:
     """The few units that best answer ``question``, numbered from 1, best first."""
+    return select_evidence(question, hits, embed, idf, qvec=qvec, max_quotes=max_quotes).quotes
+
+
+def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[str]], np.ndarray],
+                    idf: Callable[[list[str]], dict[str, float]], parts: Sequence[str] = (),
+                    qvec: np.ndarray | None = None, max_quotes: int = MAX_QUOTES,
+                    part_floor: float = 0.0) -> Evidence:
+    """Quotes that cover the question: for a question of several parts, the best unit of each
+    part first (a part whose best unit scores under ``part_floor`` is ``missing``), then the
+    best of the rest by the whole question's score."""
+    parts = list(parts) if len(parts) > 1 else []
     units = _dedupe([u for hit in hits for u in split_units(hit)])
     if not units:
-        return []
-    words = word_scores(question, units, idf)
-    # Embed only the most promising units: by words, then in chunk order.
-    order = sorted(range(len(units)), key=lambda k: (-words[k], units[k].hit.rank, k))[:MAX_UNITS]
-    texts = [unit_context(units[k]) for k in order]
-    vectors = embed(([question] if qvec is None else []) + texts)
+        return Evidence([], parts, [0.0] * len(parts), list(parts))
+    asks = [question] + parts
+    words = [word_scores(a, units, idf) for a in asks]
+    # Embed only the most promising units: by words (the best for any part), then in chunk order.
+    best_words = [max(w[k] for w in words) for k in range(len(units))]
+    order = sorted(range(len(units)), key=lambda k: (-best_words[k], units[k].hit.rank, k))[:MAX_UNITS]
+    queries = ([question] if qvec is None else []) + [_part_query(p, question) for p in parts]
+    vectors = embed(queries + [unit_context(units[k]) for k in order])
     q = qvec if qvec is not None else vectors[0]
-    unit_vecs = vectors if qvec is not None else vectors[1:]
-    scored = []
-    for pos, k in enumerate(order):
-        meaning = float(np.dot(unit_vecs[pos], q))
-        place = 1.0 / math.sqrt(units[k].hit.rank or 1)
-        scored.append((W_MEANING * meaning + W_WORDS * words[k] + W_PLACE * place, k))
-    scored.sort(key=lambda s: -s[0])
-    best = scored[0][0]
+    part_vecs = vectors[len(queries) - len(parts):len(queries)]
+    unit_vecs = vectors[len(queries):]
+
+    has_figure = [bool(_DIGIT.search(units[k].text)) for k in order]
+
+    def scores(vec, w, ask: str) -> list[tuple[float, int]]:
+        figure = W_FIGURE if asks_figure(ask) else 0.0
+        kind = answer_type(ask)
+        out = [(W_MEANING * float(np.dot(unit_vecs[pos], vec)) + W_WORDS * w[k]
+                + W_PLACE / math.sqrt(units[k].hit.rank or 1) + figure * has_figure[pos]
+                + (W_TYPE if kind is not None and kind.search(units[k].text) else 0.0), k)
+               for pos, k in enumerate(order)]
+        return sorted(out, key=lambda s: -s[0])
+
+    whole = scores(q, words[0], question)
     chosen: list[tuple[float, Unit]] = []
+    part_scores, missing = [], []
+    for i, part in enumerate(parts):  # one quote per part, the part's best
+        # the parts of one question share its subject: a part is read with the whole question
+        # ("how long should the shot take" is about the espresso the question began with)
+        ranked = scores((part_vecs[i] + q) / 2, words[i + 1], part)
+        part_scores.append(ranked[0][0])
+        figure_missing = asks_figure(part) and not _DIGIT.search(units[ranked[0][1]].text)
+        if ranked[0][0] < part_floor or figure_missing:  # a figure asked, and the best answer holds none
+            missing.append(part)
+            continue
+        overall = dict((k, sc) for sc, k in whole)
+        unit = units[ranked[0][1]]
+        if all(u is not unit for _s, u in chosen):
+            chosen.append((max(overall[ranked[0][1]], ranked[0][0]), unit))
+    best = whole[0][0]
+    limit = max_quotes + max(0, len(parts) - 1)
     per_chunk: dict[str, int] = {}
-    for score, k in scored:
+    for _score, unit in chosen:
+        per_chunk[unit.chunk.id] = per_chunk.get(unit.chunk.id, 0) + 1
+    for score, k in whole:
         unit = units[k]
-        if len(chosen) >= max_quotes or score < best * RELATIVE_FLOOR:
+        if len(chosen) >= limit or score < best * RELATIVE_FLOOR:
             break
-        if per_chunk.get(unit.chunk.id, 0) >= MAX_PER_CHUNK:
+        if per_chunk.get(unit.chunk.id, 0) >= MAX_PER_CHUNK or any(u is unit for _s, u in chosen):
             continue
         per_chunk[unit.chunk.id] = per_chunk.get(unit.chunk.id, 0) + 1
         chosen.append((score, unit))
-    return [_quote(n, score, unit) for n, (score, unit) in enumerate(_dedupe_passages(chosen), 1)]
+    if not parts:
+        chosen.sort(key=lambda c: -c[0])
+    kept = _dedupe_contained(_dedupe_passages(chosen))
+    quotes = [_quote(n, score, unit) for n, (score, unit) in enumerate(kept, 1)]
+    return Evidence(quotes, parts, part_scores, missing)
+
+
+def _part_query(part: str, question: str) -> str:
+    """What a part is embedded as: itself when it says enough alone, else with the whole question
+    around it ("for how long")."""
+    return part if len(query_terms(part)) >= 2 else f"{part} ({question})"
+
+
+def _dedupe_contained(chosen: list[tuple[float, Unit]]) -> list[tuple[float, Unit]]:
+    """A quote whose lines lie inside another chosen quote's (an item of a list quoted with its
+    lead-in, a sentence of a quoted paragraph) is said once, by the larger quote."""
+    spans = [(_span(u), s, u) for s, u in chosen]
+    kept = []
+    for (path, a, b), score, unit in spans:
+        inside = any(other is not unit and p == path and x <= a and b <= y and (x, y) != (a, b)
+                     for (p, x, y), _s, other in spans)
+        if not inside:
+            kept.append((score, unit))
+    return kept
+
+
+def _span(unit: Unit) -> tuple[tuple[str, int | None], int, int]:
+    where = (unit.chunk.path, unit.chunk.page)  # a PDF's lines count from 1 on every page
+    if unit.passage is not None:
+        return where, unit.passage[1], unit.passage[2]
+    return where, unit.line_start, unit.line_end
 
 
 def _dedupe_passages(chosen: list[tuple[float, Unit]]) -> list[tuple[float, Unit]]:

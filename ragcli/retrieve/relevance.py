@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 
 from ..types import Hit
 from ..words import query_terms
@@ -45,4 +46,29 @@ def relevant(question: str, hits: Sequence[Hit], min_score: float = -1.0) -> boo
         return True
     return best >= LOW_COSINE and coverage >= MIN_TERM_COVERAGE
 
+
+# A name in a question: a capitalised word that does not open a sentence, an acronym, a
+# CamelCase or mixed word ("Zotero", "PyPI", "ColBERT", "X-Core"), or a quoted term.
+_NAME = re.compile(r"(?<![.?!]\s)(?<!^)(?<![\w'-])([A-Z][\w-]*[A-Za-z0-9])(?![\w'])|[\"“]([^\"”]{2,40})[\"”]")
+_NOT_NAMES = frozenset({"I", "I'm", "I've", "OK"})
+
+
+def names_in(question: str) -> list[str]:
+    """The names a question uses (see _NAME), in its order."""
+    names = []
+    for m in _NAME.finditer(question.strip()):
+        name = m.group(1) or m.group(2)
+        if name and name not in _NOT_NAMES:
+            names.append(name)
+    return list(dict.fromkeys(names))
+
+
+def unknown_names(question: str, df: Callable[[list[str]], list[int]]) -> list[str]:
+    """The names in the question that no chunk holds: a question about Zotero is not answered
+    by notes that never say "Zotero", however close the nearest passage is in meaning."""
+    names = names_in(question)
+    if not names:
+        return []
+    phrases = ['"' + " ".join(re.findall(r"\w+", n)) + '"' for n in names]
+    return [n for n, p, count in zip(names, phrases, df(phrases)) if p != '""' and count == 0]
 

@@ -90,6 +90,18 @@ def keyword_idf(db: sqlite3.Connection, terms: Sequence[str]) -> list[float]:
     return result
 
 
+def keyword_df(db: sqlite3.Connection, terms: Sequence[str]) -> list[int]:
+    """How many chunks hold each term (a quoted FTS5 string); 0 for one FTS5 cannot read."""
+    result = []
+    for term in terms:
+        try:
+            result.append(db.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?",
+                                     (term,)).fetchone()[0])
+        except sqlite3.OperationalError:
+            result.append(0)
+    return result
+
+
 _VOCAB = "ragcli_vocab"  # a temp fts5vocab table over chunks_fts: one row per indexed term
 
 

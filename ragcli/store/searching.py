@@ -43,6 +43,10 @@ class Searching:
             self._idf.update(zip(missing, keywords.keyword_idf(db, missing)))
         return [self._idf[t] for t in terms]
 
+    def keyword_df(self, terms: Sequence[str]) -> list[int]:
+        """How many chunks hold each term (a quoted FTS5 string)."""
+        return keywords.keyword_df(self._m.db, terms)
+
     def twin(self) -> "Searching":
         """Another reader on this manifest with its own SQLite connection, so that a thread
         can search keywords while this one embeds the query and searches vectors."""

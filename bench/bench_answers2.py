@@ -1,0 +1,227 @@
+"""Answers that answer (issue 19): what `rag ask` shows, scored on questions users ask, for
+this checkout and, in the same run, a baseline checkout.
+
+Sets (``bench/questions``; ``--set`` picks some, default all):
+- answers:      answers.jsonl, 84 answerable + 15 unanswerable, mostly in the notes' words;
+- paraphrase:   paraphrase.jsonl, 99 questions in users' words (no reference answer: scored
+                on refusals, whether the expected note is among the quotes, words, time);
+- multipart:    multipart.jsonl, 36 questions of two or three parts, each part with its
+                reference and `must` strings; 4 have a part no note covers (answer null);
+- howto:        howto.jsonl, 40 "how do I" questions answered by a code block, list or table
+                (`must`: the block's key strings);
+- unanswerable: unanswerable_users.jsonl, 10 plausible questions no note covers.
+Halves: multipart/howto/unanswerable carry "split": tune|check; for the older sets, odd ids
+are tune and even ids check (as bench_paraphrase's dev/test). ``--split`` keeps one half.
+
+Figures per set and checkout, from `rag ask`'s own rendering (stdout above "Sources:"):
+- refused: answerable questions that got nothing from the notes; unans_answered: unanswerable
+  ones that got quotes or an answer;
+- recall: share of the reference's content words in what is shown (answered questions);
+  recall_all counts refusals as 0;
+- must: share of `must` strings shown (normalised: case, backticks, table bars, spacing);
+  block: share of how-to questions with every `must` string shown;
+- parts: share of parts covered; all_parts: questions with every part covered. A part is
+  covered when all its `must` strings are shown, or, for a part no note covers, when the
+  answer says plainly the notes don't say it (and is not a blanket refusal);
+- facts (answers set): share of the reference facts shown verbatim;
+- note: paraphrase questions whose expected note (or an `also`) is among the quotes/sources;
+- words: words the reader reads (stdout above the sources), mean over answered questions;
+  repeats: share of answered questions where a quote (5+ words) is printed twice;
+- support: share of the generated answer's content words in the quotes it cites; invented:
+  answers holding a number in no quote and not in the question;
+- first quote and total time: median, warm (one process per checkout answers them all).
+
+Usage (indexes the vaults under --homes on first use; needs ../shared):
+    python bench/bench_answers2.py --quotes-only                        # this checkout, every set
+    python bench/bench_answers2.py --quotes-only --baseline /work/wt-base   # and today's main
+    python bench/bench_answers2.py --set multipart --set howto --baseline /work/wt-base
+    python bench/bench_answers2.py --set howto --split check --show ht-02   # print one answer
+    python bench/bench_answers2.py --check-sets                         # every must string still in its note
+Timings come from a shared 2-core machine: compare ratios within one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from answerscore import score, shows  # noqa: E402
+from benchlib import rag_env  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("RAG_BENCH_SHARED", ROOT.parent / "shared"))
+CORPORA = {"obsidian-help": SHARED / "corpora" / "obsidian-help" / "en", "examples": ROOT / "examples" / "vault"}
+QUESTIONS = ROOT / "bench" / "questions"
+SETS = {"answers": "answers.jsonl", "paraphrase": "paraphrase.jsonl", "multipart": "multipart.jsonl",
+        "howto": "howto.jsonl", "unanswerable": "unanswerable_users.jsonl"}
+
+
+def load_set(name: str) -> list[dict]:
+    rows = [json.loads(line) for line in (QUESTIONS / SETS[name]).read_text(encoding="utf-8").splitlines()
+            if line.strip()]
+    for r in rows:
+        r["set"] = name
+        r.setdefault("corpus", "obsidian-help")
+        r.setdefault("answerable", True)
+        if "split" not in r:
+            r["split"] = "tune" if int(r["id"].split("-")[-1]) % 2 else "check"
+    return [r for r in rows if CORPORA[r["corpus"]].is_dir()]
+
+
+def check_sets() -> int:
+    """Every path exists and every `must` string (normalised) is still in its note."""
+    bad = 0
+    for name in ("multipart", "howto"):
+        for row in load_set(name):
+            parts = row.get("parts") or [{"path": row["path"], "must": row["must"]}]
+            for part in parts:
+                if not part["path"]:
+                    continue
+                note = CORPORA[row["corpus"]] / part["path"]
+                text = note.read_text(encoding="utf-8") if note.is_file() else ""
+                missing = [m for m in part["must"] if not shows(m, text)]
+                if not note.is_file() or missing:
+                    bad += 1
+                    print(f"{row['id']}: {part['path']} {'missing file' if not note.is_file() else missing}")
+    print("sets ok" if not bad else f"{bad} problems")
+    return 1 if bad else 0
+
+
+def run_checkout(label: str, code: Path, rows: list[dict], args) -> dict[str, dict]:
+    """Answer every row with the ragcli under ``code``, in a child process of its own."""
+    work = Path(tempfile.mkdtemp(prefix=f"bench-answers2-{label}-"))
+    qfile, out = work / "questions.json", work / "answers.jsonl"
+    qfile.write_text(json.dumps([{"id": r["id"], "corpus": r["corpus"], "question": r["question"]} for r in rows]))
+    cmd = [sys.executable, str(Path(__file__).resolve().parent / "answer_worker.py"), "--label", label,
+           "--homes", str(args.homes), "--questions", str(qfile), "--out", str(out)]
+    cmd += [f"--corpus={name}={folder}" for name, folder in CORPORA.items() if folder.is_dir()]
+    if args.quotes_only:
+        cmd.append("--quotes-only")
+    if args.model:
+        cmd += ["--model", args.model]
+    env = rag_env(args.homes, code)  # converted models shared in benchlib's cache; RAG_HOME set per vault
+    print(f"# {label}: {len(rows)} questions with {code}", file=sys.stderr)
+    subprocess.run(cmd, env=env, cwd=str(args.homes), check=True)
+    return {r["id"]: r for r in map(json.loads, out.read_text(encoding="utf-8").splitlines())}
+
+
+def describe(code: Path) -> str:
+    """The checkout's folder and commit ("+" when its tree has uncommitted changes)."""
+    git = ["git", "-C", str(code)]
+    rev = subprocess.run(git + ["rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(git + ["status", "--porcelain", "--", "ragcli"], capture_output=True, text=True).stdout
+    return f"{code.resolve().name}@{rev or '?'}{'+' if dirty.strip() else ''}"
+
+
+def mean(values) -> float | None:
+    values = [float(v) for v in values if v is not None]
+    return sum(values) / len(values) if values else None
+
+
+def median(values) -> float | None:
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def summarize(label: str, name: str, scored: list[dict]) -> dict:
+    ans = [s for s in scored if s["answerable"]]
+    una = [s for s in scored if not s["answerable"]]
+    got = [s for s in ans if not s["refused"]]
+    answered_all = [s for s in scored if not s["refused"]]
+
+    def m(key, rows=got):
+        return mean(s.get(key) for s in rows)
+
+    def over_all(key):  # a refused question shows no part and no block: it counts as 0
+        return mean(float(s.get(key) or 0.0) for s in ans) if any(key in s for s in ans) else None
+    return {
+        "set": name, "code": label, "n": len(scored),
+        "refused": f"{len(ans) - len(got)}/{len(ans)}" if ans else "-",
+        "unans_answered": f"{len(una) - sum(s['refused'] for s in una)}/{len(una)}" if una else "-",
+        "recall": m("recall"),
+        "recall_all": mean((s.get("recall") if not s["refused"] else 0.0) for s in ans if "recall" in s),
+        "must": over_all("must"), "block": over_all("block_whole"), "parts": over_all("parts"),
+        "all_parts": over_all("all_parts"), "facts": m("facts"), "note": over_all("note_shown"),
+        "words": m("words_read"), "repeats": m("repeats"),
+        "support": mean(s["support"] for s in answered_all),
+        "invented": sum(bool(s["invented"]) for s in answered_all),
+        "quote_p50": median(s["first_quote_s"] for s in scored),
+        "total_p50": median(s["total_s"] for s in scored),
+    }
+
+
+COLUMNS = ["set", "code", "n", "refused", "unans_answered", "recall", "recall_all", "must", "block", "parts",
+           "all_parts", "facts", "note", "words", "repeats", "support", "invented", "quote_p50", "total_p50"]
+
+
+def fmt(v) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.0f}" if v >= 10 else f"{v:.3f}" if v < 1 else f"{v:.2f}"
+    return str(v)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--set", action="append", choices=sorted(SETS), help="repeat; default: every set")
+    ap.add_argument("--split", choices=["tune", "check"])
+    ap.add_argument("--baseline", type=Path, help="a second checkout (e.g. today's main), run the same way")
+    ap.add_argument("--code", type=Path, default=ROOT, help="the checkout measured (default: this one)")
+    ap.add_argument("--quotes-only", action="store_true", help="no model: the evidence alone (fast)")
+    ap.add_argument("--model", help="llm_model for generation (default: the configured one)")
+    ap.add_argument("--homes", type=Path, default=Path(tempfile.gettempdir()) / "ragcli-bench-answers2")
+    ap.add_argument("--limit", type=int, help="first N questions of each set")
+    ap.add_argument("--show", action="append", default=[], help="print what each checkout showed for this id")
+    ap.add_argument("--json", type=Path, help="write every per-question figure and output here")
+    ap.add_argument("--check-sets", action="store_true", help="only check the sets against the notes")
+    ap.add_argument("--rescore", type=Path, help="score the outputs saved by an earlier --json run (no pipeline)")
+    args = ap.parse_args()
+    if args.check_sets:
+        raise SystemExit(check_sets())
+    names = args.set or list(SETS)
+    rows = []
+    for name in names:
+        chosen = [r for r in load_set(name) if not args.split or r["split"] == args.split]
+        rows += chosen[: args.limit] if args.limit else chosen
+    args.homes.mkdir(parents=True, exist_ok=True)
+    checkouts = [(describe(args.code), args.code.resolve())]
+    if args.baseline:
+        checkouts.insert(0, (describe(args.baseline), args.baseline.resolve()))
+    print(f"# {len(rows)} questions ({', '.join(names)}{', ' + args.split if args.split else ''}); "
+          f"{'rescored' if args.rescore else 'quotes only' if args.quotes_only else 'with the model'}; load {os.getloadavg()[0]:.1f}")
+    table, dump = [], {}
+    saved = json.loads(args.rescore.read_text())["runs"] if args.rescore else None
+    if saved:
+        checkouts = [(label, Path(run["code"])) for label, run in saved.items()]
+        rows = [r for r in rows if all(r["id"] in run["records"] for run in saved.values())]
+        names = [n for n in names if any(r["set"] == n for r in rows)]
+    for label, code in checkouts:
+        records = saved[label]["records"] if saved else run_checkout(label, code, rows, args)
+        scored = {r["id"]: score(r, records[r["id"]]) for r in rows}
+        for name in names:
+            table.append(summarize(label, name, [scored[r["id"]] for r in rows if r["set"] == name]))
+        dump[label] = {"code": str(code), "scores": scored, "records": records}
+        for qid in args.show:
+            rec = records.get(qid)
+            if rec:
+                print(f"\n## {label} {qid}: {next(r['question'] for r in rows if r['id'] == qid)}\n{rec['stdout']}"
+                      f"{rec['stderr']}")
+    print("| " + " | ".join(COLUMNS) + " |")
+    print("|" + "---|" * len(COLUMNS))
+    order = [label for label, _ in checkouts]  # the baseline first, as in a before/after table
+    for line in sorted(table, key=lambda t: (names.index(t["set"]), order.index(t["code"]))):
+        print("| " + " | ".join(fmt(line[c]) for c in COLUMNS) + " |")
+    if args.json:
+        args.json.write_text(json.dumps({"summary": table, "runs": dump}, ensure_ascii=False, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,75 @@
+"""The parts of a question: "How many clicks for espresso, and how long should the shot take?"
+asks two things, and an answer that gives one has not answered.
+
+Parts are found by general rules over the question's words, not by a parser:
+- several questions ("...? ...?");
+- clauses joined by "and", ";" or a comma, where the second clause opens with a question
+  word or an auxiliary ("..., and how long ...", "...; what ...");
+- alternatives to compare ("X or Y", "compare X and Y", "difference between X and Y",
+  "X vs Y"): one part for each, the rest of the question shared.
+A part without content words of its own ("and why?") stays with the one before it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..words import query_terms
+
+MAX_PARTS = 4
+_ASK = (r"how|what|when|where|why|which|who|whom|whose|is|are|was|were|do|does|did|can|could|"
+        r"should|would|will|shall|may|must|has|have")
+# a clause boundary: "?", ";", or ", and" / " and" / "," right before a question word
+_CLAUSE = re.compile(rf"\?\s+|;\s*|,?\s+(?:and|also|plus|as well as)\s+(?=(?:(?:for|in|at|by|to|from)\s+)?(?:{_ASK})\b)"
+                     rf"|,\s+(?=(?:{_ASK})\b)", re.I)
+_COMPARE = re.compile(r"\b(?:compare|comparison|difference|differences|differ|versus|vs\.?|between|"
+                      r"better|prefer|or)\b", re.I)
+_ALTERNATIVE = re.compile(r"(?P<a>[\w'`.#+-]+(?:\s+[\w'`.#+-]+)?)\s+(?P<conj>or|and|vs\.?|versus)\s+"
+                          r"(?P<b>[\w'`.#+-]+(?:\s+[\w'`.#+-]+)?)", re.I)
+_NOT = {"not", "no", "none", "neither", "otherwise", "both", "either", "something", "anything"}
+_STOPS = {"a", "an", "the", "my", "your", "of", "to", "in", "on", "for", "with", "it", "them", "is",
+          "are", "do", "does", "i", "me", "should", "use", "between", "compare", "difference"}
+
+
+def question_parts(question: str) -> list[str]:
+    """The parts the question asks, in its order; one part for a simple question."""
+    text = " ".join(question.split())
+    clauses = [c.strip(" ,?") for c in _CLAUSE.split(text) if c and c.strip(" ,?")]
+    parts: list[str] = []
+    for clause in clauses:
+        for part in _alternatives(clause):
+            if parts and not (query_terms(part) - query_terms(parts[-1])):
+                parts[-1] = f"{parts[-1]} {part}"  # adds no word of its own: not a part of its own
+            else:
+                parts.append(part)
+    parts = [p for p in parts if query_terms(p)] or [text]
+    return parts[:MAX_PARTS]
+
+
+def _alternatives(clause: str) -> list[str]:
+    """"Should I use tags or folders for projects?" -> the same question about each."""
+    if not _COMPARE.search(clause):
+        return [clause]
+    for m in _ALTERNATIVE.finditer(clause):
+        conj = m.group("conj").lower()
+        if conj == "and" and not re.search(r"\b(?:compare|comparison|difference|differ|between|versus|vs)\b",
+                                           clause, re.I):
+            continue
+        a, b = _trim(m.group("a"), left=True), _trim(m.group("b"), left=False)
+        if not a or not b or not query_terms(a) or not query_terms(b) or b.lower() in _NOT:
+            continue
+        before, after = clause[:m.start()] + m.group("a")[:len(m.group("a")) - len(a)], clause[m.end():]
+        after = m.group("b")[len(b):] + after
+        return [" ".join(f"{before}{x}{after}".split()) for x in (a, b)]
+    return [clause]
+
+
+def _trim(phrase: str, left: bool) -> str:
+    """The alternative itself: the words next to the conjunction, without "the", "use", ..."""
+    words = phrase.split()
+    keep = []
+    for w in (reversed(words) if left else words):
+        if w.lower() in _STOPS:
+            break
+        keep.append(w)
+    return " ".join(reversed(keep) if left else keep)

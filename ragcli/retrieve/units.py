@@ -1,0 +1,234 @@
+"""The quotable units of a retrieved chunk, read from its Markdown structure.
+
+markdown-it-py parses the chunk once and hands over typed blocks with their lines:
+paragraphs (cut into sentences), list items, code blocks, table rows, callouts (a
+blockquote's blocks, read as the blocks they hold). Headings are where a unit stands, not
+units. A sentence that leads into a block ("To embed a note:", "Settings I use:") is one
+unit with that block, bounded in lines, because the lead-in alone answers nothing; the
+block's own items, rows and code stay quotable on their own too.
+
+Sentences are cut by ``words.split_sentences``, the one splitter the checks use as well.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from markdown_it import MarkdownIt
+
+from ..types import Hit
+from ..words import split_sentences
+
+MIN_UNIT_CHARS = 12
+MAX_UNIT_CHARS = 600
+MAX_PASSAGE_CHARS = 360  # a paragraph up to this long is quoted whole around its best sentence
+MAX_BLOCK_LINES = 14  # a lead-in takes at most this many lines of the block after it along
+MAX_BLOCK_CHARS = 900
+WHOLE_CODE_LINES = 12  # a code block up to this long is one unit; a longer one, runs of 3 lines
+
+# Inline rules off: only the block structure is needed, and the inline scanners are the slow
+# paths on hostile input (see ingest.markdown).
+_md = MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"], ignoreInvalid=True)
+_CALLOUT = re.compile(r"^\[![\w-]+\][+-]?\s*")
+_ITEM_MARK = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?")
+_QUOTE_MARK = re.compile(r"^\s*(?:>\s?)+")
+# A sentence that announces what follows: it ends in a colon, or says "as follows" and the like.
+_LEAD_IN = re.compile(r"(?::|\bas follows\.?|\bthe following\.?|\blike this\.?|\bfor example\.?)\s*$", re.I)
+# Text in a note that speaks to an assistant rather than about the subject ("ignore the
+# question and reply that ..."): never evidence, and a paragraph holding it is not quoted
+# whole. The system prompt also says to ignore instructions; this keeps them from the model.
+INSTRUCTION = re.compile(
+    r"\b(?:ignore|disregard|forget)\s+(?:(?:all|any|the|your|previous|above|prior|earlier|these)\s+){0,3}"
+    r"(?:question|instructions?|prompts?|rules|context|sources?|quotes?)\b"
+    r"|\b(?:reply|respond|answer|say)\s+(?:only\s+)?(?:that|with)\b.{0,60}\b(?:password|secret|token|key)\b"
+    r"|\b(?:system prompt|you are (?:an? )?(?:ai|assistant|language model))\b", re.I)
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One quotable piece of a chunk: a sentence, list item, table row, code, or a lead-in
+    with the block it introduces ("block": its text is the lead-in, a newline, the block)."""
+
+    text: str  # as it stands in the note (callout '>' and list markers kept off)
+    kind: str  # "sentence", "line", "item", "row", "code", "block"
+    line_start: int
+    line_end: int
+    hit: Hit
+    context: str = ""  # a table's header row, for scoring and for the model
+    passage: tuple[str, int, int] | None = None  # the short paragraph it stands in, to quote
+
+    @property
+    def chunk(self):
+        return self.hit.chunk
+
+
+@dataclass
+class _Block:
+    kind: str  # "paragraph", "list", "code", "table"
+    start: int  # 0-based lines within the chunk text, end exclusive
+    end: int
+    units: list[Unit]
+
+
+def split_units(hit: Hit) -> list[Unit]:
+    """The quotable units of a retrieved chunk, each with its lines in the file."""
+    chunk = hit.chunk
+    lines = chunk.text.split("\n")
+
+    def line_no(i: int) -> int:  # embedded notes hold many lines on one line of the file
+        return min(chunk.line_start + i, max(chunk.line_end, chunk.line_start))
+
+    blocks = _read_blocks(chunk.text, lines, hit, line_no)
+    units: list[Unit] = []
+    for i, block in enumerate(blocks):
+        units += block.units
+        nxt = blocks[i + 1] if i + 1 < len(blocks) else None
+        lead = block.units[-1] if block.kind == "paragraph" and block.units else None
+        if lead is not None and nxt is not None and nxt.kind in ("list", "code", "table") \
+                and nxt.start <= block.end + 1 and _LEAD_IN.search(lead.text):
+            joined = _lead_in_unit(lead, nxt, lines, hit, line_no)
+            units[units.index(lead)] = joined
+    return [u for u in units if (len(u.text) >= MIN_UNIT_CHARS or u.kind in ("row", "code"))
+            and not INSTRUCTION.search(u.text)]
+
+
+def _read_blocks(text: str, lines: list[str], hit: Hit, line_no) -> list[_Block]:
+    tokens = _md.parse(text)
+    blocks: list[_Block] = []
+    lists = 0  # depth of the list we are in: its paragraphs are items
+    table: list[list[str]] | None = None  # the current table's rows of cells, header first
+    table_start = 0
+    row_lines: list[int] = []
+    for i, tok in enumerate(tokens):
+        kind = tok.type
+        if kind in ("bullet_list_open", "ordered_list_open"):
+            if lists == 0:
+                blocks.append(_Block("list", tok.map[0], tok.map[1], []))
+            lists += 1
+        elif kind in ("bullet_list_close", "ordered_list_close"):
+            lists -= 1
+        elif kind == "paragraph_open" and tok.map:
+            content = tokens[i + 1].content if i + 1 < len(tokens) else ""
+            start, end = tok.map
+            if lists:
+                item = " ".join(_ITEM_MARK.sub("", ln).strip() for ln in content.split("\n"))
+                blocks[-1].units += _sentences(item, "item", line_no(start), line_no(end - 1), hit)
+            else:
+                blocks.append(_Block("paragraph", start, end,
+                                     _paragraph(content, start, end, hit, line_no)))
+        elif kind in ("fence", "code_block") and tok.map:
+            start, end = tok.map
+            code = _code_units(tok.content, start + (1 if kind == "fence" else 0), hit, line_no)
+            if lists:
+                blocks[-1].units += code
+            else:
+                blocks.append(_Block("code", start, end, code))
+        elif kind == "table_open" and tok.map:
+            table, table_start, row_lines = [], tok.map[0], []
+        elif kind == "tr_open" and tok.map:
+            table.append([])
+            row_lines.append(tok.map[0])
+        elif kind == "inline" and table and tokens[i - 1].type in ("th_open", "td_open"):
+            table[-1].append(tok.content.strip())
+        elif kind == "table_close" and table is not None:
+            blocks.append(_Block("table", table_start, (row_lines[-1] + 1) if row_lines else table_start,
+                                 _rows(table, row_lines, hit, line_no)))
+            table = None
+    return [b for b in blocks if b.units or b.kind != "paragraph"]
+
+
+def _paragraph(content: str, start: int, end: int, hit: Hit, line_no) -> list[Unit]:
+    """A paragraph's sentences, each with the file lines it spans."""
+    parts = [_QUOTE_MARK.sub("", ln).strip() for ln in content.split("\n")]
+    if parts and _CALLOUT.match(parts[0]):  # "[!tip] Title": the callout's kind is no text,
+        parts[0] = _CALLOUT.sub("", parts[0])  # and its title reads as a heading to what follows
+        if len(parts) > 1 and parts[0] and parts[0][-1] not in ".:?!":
+            parts[0] += ":"
+    offsets, pos = [], 0
+    for part in parts:
+        offsets.append(pos)
+        pos += len(part) + 1
+    joined = " ".join(parts).strip()
+
+    def line_at(offset: int) -> int:
+        k = max(idx for idx, s in enumerate(offsets) if s <= offset)
+        return line_no(start + k)
+
+    pieces = split_sentences(joined, with_offsets=True)
+    # A sentence is scored alone (precise) but quoted with its paragraph when that is short:
+    # the answer often takes the next sentence too ("... foldable by adding a +. A plus expands it").
+    passage = (joined, line_no(start), line_no(end - 1)) \
+        if len(pieces) > 1 and len(joined) <= MAX_PASSAGE_CHARS and not INSTRUCTION.search(joined) else None
+    units = []
+    for text, begin, finish in pieces:
+        kind = "sentence" if end - start > 1 or begin > 0 or finish < len(joined) else "line"
+        units.append(Unit(text[:MAX_UNIT_CHARS], kind, line_at(begin), line_at(max(begin, finish - 1)), hit,
+                          passage=passage))
+    return units
+
+
+def _sentences(text: str, kind: str, start: int, end: int, hit: Hit) -> list[Unit]:
+    pieces = split_sentences(text)
+    if len(pieces) <= 1 or len(text) <= MAX_UNIT_CHARS // 2:
+        return [Unit(text[:MAX_UNIT_CHARS], kind, start, end, hit)]
+    return [Unit(p[:MAX_UNIT_CHARS], kind, start, end, hit) for p in pieces]
+
+
+def _code_units(content: str, first: int, hit: Hit, line_no) -> list[Unit]:
+    """A short code block is quoted whole; a long one in runs of up to three non-blank lines
+    (a line alone is often too little to recognise, a whole long block too much to quote)."""
+    code = content.rstrip("\n").split("\n")
+    filled = [k for k, ln in enumerate(code) if ln.strip()]
+    if not filled:
+        return []
+    if len(code) <= WHOLE_CODE_LINES and len(content) <= MAX_BLOCK_CHARS:
+        text = "\n".join(ln.rstrip() for ln in code[filled[0]:filled[-1] + 1])
+        return [Unit(text, "code", line_no(first + filled[0]), line_no(first + filled[-1]), hit)]
+    units, run = [], []
+    for k, ln in enumerate(code):
+        if ln.strip():
+            run.append(k)
+        if run and (not ln.strip() or len(run) == 3 or k == len(code) - 1):
+            text = "\n".join(code[r].rstrip() for r in run)
+            units.append(Unit(text, "code", line_no(first + run[0]), line_no(first + run[-1]), hit))
+            run = []
+    return units
+
+
+def _rows(table: list[list[str]], row_lines: list[int], hit: Hit, line_no) -> list[Unit]:
+    """Each body row as it reads: "Method: Espresso; Clicks: 8" when the header names each cell."""
+    if not table:
+        return []
+    header = " | ".join(table[0])
+    units = []
+    for cells, line in zip(table[1:], row_lines[1:]):
+        if any(cells):
+            units.append(Unit(_row_text(cells, table[0]), "row", line_no(line), line_no(line), hit, header))
+    return units
+
+
+def _row_text(cells: list[str], names: list[str]) -> str:
+    if len(names) == len(cells) and all(names):
+        return "; ".join(f"{n}: {c}" for n, c in zip(names, cells) if c)
+    return " | ".join(cells)
+
+
+def _lead_in_unit(lead: Unit, block: _Block, lines: list[str], hit: Hit, line_no) -> Unit:
+    """The lead-in sentence with the block it introduces, as the note shows it (list markers and
+    table pipes kept, code fences left off), up to MAX_BLOCK_LINES lines."""
+    body, size = [], 0
+    last = block.start
+    for k in range(block.start, min(block.end, len(lines))):
+        line = lines[k].rstrip()
+        if line.lstrip().startswith(("```", "~~~")):
+            continue
+        if len(body) >= MAX_BLOCK_LINES or size + len(line) > MAX_BLOCK_CHARS:
+            break
+        body.append(_QUOTE_MARK.sub("", line) if line.lstrip().startswith(">") else line)
+        size += len(line) + 1
+        last = k if line.strip() else last
+    while body and not body[-1].strip():
+        body.pop()
+    text = lead.text.rstrip() + "\n" + "\n".join(body)
+    return Unit(text, "block", lead.line_start, line_no(last), hit)
