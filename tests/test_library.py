@@ -30,13 +30,14 @@ def test_the_readme_example_runs_as_written(rag_home, models_dir):
     hits = lines[:3]
     assert len(hits) == 3 and all(re.match(r"\d\.\d{3}  /", h) for h in hits), lines
     assert "Espresso" in hits[0], hits  # the note about the ratio comes first
-    sources = [line for line in lines if re.match(r"\[\d+\] /", line)]
-    assert sources, lines
-    for line in sources:
-        path = Path(line.split("] ", 1)[1].rsplit(":", 1)[0])
-        assert path.is_file() and "examples/vault/" in str(path), line
-    answer = "\n".join(lines[3:len(lines) - len(sources)])
-    assert answer.strip() and answer != "not in the notes"
+    quotes = [m for line in lines if (m := re.match(r"\[(\d+)\] (.+?):(\d+)-(\d+)  (.+)", line))]
+    assert quotes, lines
+    for quote in quotes:  # each quote is the words of a note at the lines it names
+        note = Path(quote[2])
+        assert note.is_file() and "examples/vault/" in str(note), quote[0]
+        span = note.read_text().splitlines()[int(quote[3]) - 1:int(quote[4])]
+        assert quote[5].split()[0] in " ".join(span), quote[0]
+    assert "not in the notes" not in lines
 
 
 def test_notes_keeps_models_between_calls_and_says_when_no_watcher_answers(example_vault_env):
