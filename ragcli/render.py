@@ -109,8 +109,13 @@ def to_json(obj: Any) -> str:
     return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
-def print_json(obj: Any) -> None:
-    sys.stdout.write(to_json(obj) + "\n")
+# The version of every JSON document the CLI prints (its top-level "schema" key): raised when
+# a key changes meaning or goes away, so a script can tell which shape it reads.
+SCHEMA = 1
+
+
+def print_json(obj: dict[str, Any]) -> None:
+    sys.stdout.write(to_json({"schema": SCHEMA, **obj}) + "\n")
     sys.stdout.flush()
 
 

@@ -70,10 +70,16 @@ class Hit:
 
     def to_json(self) -> dict[str, Any]:
         c = self.chunk
-        return {"rank": self.rank, "path": c.path, "title": c.title, "heading": c.heading,
-                "line_start": c.line_start, "line_end": c.line_end, "page": c.page,
-                "score": round(self.score, 6), "vector_score": self.vector_score,
+        return {"rank": self.rank, "id": c.id, "path": c.path, "title": c.title, "heading": c.heading,
+                "line_start": c.line_start, "line_end": c.line_end, "page": c.page, "ordinal": c.ordinal,
+                "score": self.score, "vector_score": self.vector_score,
                 "keyword_score": self.keyword_score, "text": c.text}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Hit:
+        chunk = Chunk(d["id"], d["path"], d["title"], d["heading"], d["text"], d["line_start"],
+                      d["line_end"], d["page"], d["ordinal"])
+        return cls(chunk, d["score"], d["rank"], d["vector_score"], d["keyword_score"])
 
 
 @dataclass
@@ -98,13 +104,14 @@ class Quote:
     score: float
     context: str = ""
 
-    def to_json(self) -> dict:
-        data = {"n": self.n, "text": self.text, "kind": self.kind, "path": self.path, "title": self.title,
+    def to_json(self) -> dict[str, Any]:
+        return {"n": self.n, "text": self.text, "kind": self.kind, "path": self.path, "title": self.title,
                 "heading": self.heading, "line_start": self.line_start, "line_end": self.line_end,
-                "page": self.page, "score": round(self.score, 4)}
-        if self.context:
-            data["context"] = self.context
-        return data
+                "page": self.page, "score": round(self.score, 4), "context": self.context}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Quote:
+        return cls(**{f: d[f] for f in _QUOTE_FIELDS})
 
 
 @dataclass
@@ -120,14 +127,15 @@ class Source:
     page: int | None
     score: float
 
-    @classmethod
-    def from_hit(cls, n: int, hit: Hit) -> Source:
-        c = hit.chunk
-        return cls(n, c.path, c.title, c.heading, c.line_start, c.line_end, c.page, hit.score)
-
     def to_json(self) -> dict[str, Any]:
         return {"n": self.n, "path": self.path, "title": self.title, "heading": self.heading,
-                "line_start": self.line_start, "line_end": self.line_end, "page": self.page}
+                "line_start": self.line_start, "line_end": self.line_end, "page": self.page,
+                "score": round(self.score, 4)}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Source:
+        return cls(d["n"], d["path"], d["title"], d["heading"], d["line_start"], d["line_end"], d["page"],
+                   d["score"])
 
 
 @dataclass
@@ -141,8 +149,6 @@ class Answer:
     completion_tokens: int = 0
     covered: bool = True
     cited: list[int] = field(default_factory=list)  # source numbers the answer cites
-    removed_citations: list[str] = field(default_factory=list)  # e.g. ["[7]"]: no such source
-    attributed: bool = False  # the model cited nothing; citations added by word overlap
     retrieval_query: str = ""
     quotes: list[Quote] = field(default_factory=list)  # the evidence, numbered like the sources
     dropped: list[dict] = field(default_factory=list)  # generated sentences that failed a check, and why
@@ -157,15 +163,28 @@ class Answer:
     not_mentioned: list[str] = field(default_factory=list)  # names in the question that no note holds
 
     def to_json(self) -> dict[str, Any]:
-        return {"question": self.question, "answer": self.text,
+        """The one JSON shape of an answer: what `--json`, MCP and the watcher's socket send
+        (the socket's client rebuilds the Answer from it with ``from_json``)."""
+        return {"question": self.question, "answer": self.text, "covered": self.covered,
                 "sources": [s.to_json() for s in self.sources], "model": self.model,
                 "timings": {k: (round(v, 3) if isinstance(v, float) else v)
                             for k, v in self.timings.items()},
                 "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
-                "cited": self.cited, "removed_citations": self.removed_citations,
-                "citations_attributed": self.attributed,
-                "quotes": [q.to_json() for q in self.quotes], "dropped": self.dropped,
+                "cited": self.cited, "quotes": [q.to_json() for q in self.quotes], "dropped": self.dropped,
                 "generated": self.generated, "quoted_fallback": self.quoted_fallback, "checked": self.checked,
                 "retrieval_query": self.retrieval_query, "notices": self.notices, "stopped": self.stopped,
-                "covered": self.covered, "parts": self.parts, "missing_parts": self.missing_parts,
-                "tentative": self.tentative, "not_mentioned": self.not_mentioned}
+                "parts": self.parts, "missing_parts": self.missing_parts, "tentative": self.tentative,
+                "not_mentioned": self.not_mentioned}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Answer:
+        plain = {k: d[k] for k in _ANSWER_PLAIN}
+        return cls(d["question"], d["answer"], [Source.from_json(s) for s in d["sources"]],
+                   quotes=[Quote.from_json(q) for q in d["quotes"]], **plain)
+
+
+_ANSWER_PLAIN = ("model", "timings", "prompt_tokens", "completion_tokens", "covered", "cited", "retrieval_query",
+                 "dropped", "generated", "quoted_fallback", "checked", "notices", "stopped", "parts",
+                 "missing_parts", "tentative", "not_mentioned")
+_QUOTE_FIELDS = ("n", "text", "kind", "path", "title", "heading", "line_start", "line_end", "page", "score",
+                 "context")

@@ -13,7 +13,8 @@ import uuid
 
 import pytest
 
-from ragcli.pipeline.chat import ChatSession, looks_like_follow_up
+from ragcli import Notes
+from ragcli.pipeline.chat import looks_like_follow_up
 from ragcli.config import load_config
 
 from conftest import VAULT
@@ -31,8 +32,8 @@ def test_follow_up_heuristic():
 
 
 def test_session_combines_follow_ups_for_retrieval(help_vault_env):
-    session = ChatSession(load_config(env={**os.environ, **help_vault_env}))
-    try:
+    with Notes(load_config(env={**os.environ, **help_vault_env}), watcher=False) as notes:
+        session = notes.chat()
         first = session.ask("How do I create a callout?")
         assert any(s.path == CALLOUTS for s in first.sources)
         second = session.ask("And how do I make it foldable?")
@@ -42,8 +43,6 @@ def test_session_combines_follow_ups_for_retrieval(help_vault_env):
         assert any(s.path == CALLOUTS for s in second.sources)
         session.clear()
         assert session.retrieval_query("And how do I make it foldable?") == ("And how do I make it foldable?", "")
-    finally:
-        session.close()
 
 
 def test_follow_ups_are_rewritten_to_stand_alone():

@@ -159,7 +159,7 @@ def test_request_checks():
 
 def test_stop_and_status_with_no_watcher(rag_home):
     assert "No watcher is running" in ok(rag("watch", "--stop")).stderr
-    assert json.loads(ok(rag("watch", "--status", "--json")).stdout) == {"running": False}
+    assert json.loads(ok(rag("watch", "--status", "--json")).stdout) == {"schema": 1, "running": False}
     # `rag watch stop` names a folder "stop": refused, with what was probably meant.
     wrong = rag("watch", "stop")
     assert wrong.returncode == 2 and "rag watch --stop" in wrong.stderr

@@ -49,7 +49,7 @@ def test_doctor_flags_an_unreachable_generation_server(rag_home, monkeypatch):
 def test_models_lists_both_roles(rag_home):
     result = CliRunner().invoke(app, ["models", "--json"])
     assert result.exit_code == 0, result.output
-    specs = {s["role"]: s for s in json.loads(result.stdout)}
+    specs = {s["role"]: s for s in json.loads(result.stdout)["models"]}
     assert set(specs) == {"embedding", "generation"}
     assert specs["generation"]["present"] is True and specs["generation"]["size"] > 50_000_000
     assert specs["generation"]["path"].endswith(".gguf")

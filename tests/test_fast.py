@@ -149,7 +149,7 @@ def _ask_events(path, question: str, **fields) -> list[dict]:
     data = b""
     try:
         sock.sendall(encode(request))
-        while not data.endswith(b"\n") or b'"fields"' not in data.rsplit(b"\n", 2)[-2]:
+        while not data.endswith(b"\n") or not data.rsplit(b"\n", 2)[-2].startswith(b'{"answer"'):
             chunk = sock.recv(65536)
             if not chunk:
                 break
@@ -213,12 +213,12 @@ def test_through_the_watcher_the_same_bytes_as_typer_and_in_process(vault, index
     # The wire: started, then the quotes as their own event before any token, then the answer
     # (whose quotes they are); with quotes_only, no token at all.
     events = _ask_events(index_dir / "watch.sock", question, max_tokens=40)
-    kinds = [next(k for k in ("started", "quotes", "token", "fields") if k in e) for e in events]
-    assert kinds[0] == "started" and kinds[1] == "quotes" and kinds[-1] == "fields", kinds
+    kinds = [next(k for k in ("started", "quotes", "token", "answer") if k in e) for e in events]
+    assert kinds[0] == "started" and kinds[1] == "quotes" and kinds[-1] == "answer", kinds
     assert "token" in kinds and kinds.index("token") > 1 and kinds.count("quotes") == 1
-    assert events[1]["quotes"] == events[-1]["fields"]["quotes"] and events[1]["quotes"]
+    assert events[1]["quotes"] == events[-1]["answer"]["quotes"] and events[1]["quotes"]
     events = _ask_events(index_dir / "watch.sock", question, quotes_only=True)
-    kinds = [next(k for k in ("started", "quotes", "token", "fields") if k in e) for e in events]
-    assert kinds == ["started", "quotes", "fields"] and not events[-1]["fields"]["model"]
+    kinds = [next(k for k in ("started", "quotes", "token", "answer") if k in e) for e in events]
+    assert kinds == ["started", "quotes", "answer"] and not events[-1]["answer"]["model"]
 
     ok(rag("watch", "--stop", "--json", home=rag_home, timeout=120))

@@ -83,6 +83,6 @@ def test_rag_models_catalog_lists_pull_names_and_joined_models(capsys):
     from ragcli.cli import main
 
     assert main(["models", "--catalog", "--json"]) == 0
-    rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
+    rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)["models"]}
     assert {"qwen2.5-1.5b-instruct", "bge-small-en-v1.5", "qwen2.5-coder-1.5b-instruct"} <= set(rows)
     assert rows["qwen2.5-1.5b-instruct"]["sha256_pinned"] and rows["qwen2.5-1.5b-instruct"]["role"] == "llm"

@@ -9,7 +9,7 @@ from typing import Optional
 from ..app import app
 from ..render import print_answer, print_quotes, stream_to_stdout
 from .options import (CTX, GPU, JSON, K, MAX_TOKENS, MIN_SCORE, MODE, MODEL, TEMPERATURE,
-                      THREADS, answer_config, require_index)
+                      THREADS, answer_config)
 
 
 @app.command("chat")
@@ -25,18 +25,15 @@ def chat_cmd(
     On a terminal: an interactive session (/sources, /clear, /help, /exit; Ctrl-C stops an
     answer, Ctrl-D leaves). Otherwise: one question per line on stdin, one answer each.
     """
-    from ..pipeline.chat import ChatSession
+    from ..library import Notes, require_index
 
     config = answer_config(model, temperature, max_tokens, ctx, threads, gpu_layers, k, mode, min_score)
     require_index(config)
-    session = ChatSession(config)
-    try:
+    with Notes(config) as notes:
         if sys.stdin.isatty() and sys.stdout.isatty() and not as_json:
-            _interactive(session, config)
+            _interactive(notes.chat(), config)
         else:
-            _batch(session, as_json)
-    finally:
-        session.close()
+            _batch(notes.chat(), as_json)
 
 
 def _batch(session, as_json: bool) -> None:

@@ -20,11 +20,10 @@ def index_cmd(
 ) -> None:
     """Build or update the index of a notes folder (Markdown, Obsidian, PDF), incrementally."""
     from .. import render
-    from ..pipeline import index
+    from ..library import Notes
 
-    config = load_config({"embed_model": embed_model})
-    with render.progress_reporter() as progress:
-        report = index(config, paths or None, rebuild=rebuild, progress=progress)
+    with Notes(load_config({"embed_model": embed_model})) as notes, render.progress_reporter() as progress:
+        report = notes.index(paths or None, rebuild=rebuild, progress=progress)
     if as_json:
         render.print_json(report.to_json())
         return

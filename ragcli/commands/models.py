@@ -30,7 +30,7 @@ def models_cmd(ctx: typer.Context,
 
     specs = list_models(load_config())
     if as_json:
-        render.print_json([s.to_json() for s in specs])
+        render.print_json({"models": [s.to_json() for s in specs]})
         return
     console = render.out()
     for s in specs:
@@ -80,7 +80,7 @@ def _print_catalog(as_json: bool) -> None:
               "licence": "Apache-2.0", "sha256_pinned": True, "installed": installed(m),
               "how": f"llm_model = \"{m.name}\""} for m in JOINED.values()]
     if as_json:
-        render.print_json(rows)
+        render.print_json({"models": rows})
         return
     for r in rows:
         size = "-" if r["size"] is None else f"{r['size'] / 1e6:.0f} MB"

@@ -1,5 +1,6 @@
 """What `rag search` and `rag ask` do once their options are parsed, shared by the Typer
 commands and by the CLI's fast path (``ragcli.fast``), so that both print the same bytes.
+Both go through ``Notes``, which asks a running watcher first.
 
 No typer here, and nothing heavy at the top: through a running watcher these run in a process
 that never imports typer, chromadb, numpy or llama.cpp. Without one they load what they need.
@@ -11,19 +12,14 @@ import sys
 
 from .. import render
 from ..config import load_config
+from ..library import Notes
 
 
 def search(query: str, k: int, mode: str | None, path: str | None, tag: str | None,
            since: str | None, until: str | None, as_json: bool) -> None:
-    from ..serve.client import daemon_search
-
     config = load_config({"mode": mode})
-    where = {"path": path, "tag": tag, "since": since, "until": until}
-    hits = daemon_search(config, query, k, config.mode, where)  # warm, when `rag watch` runs
-    if hits is None:
-        from ..retrieve import Filters, search as search_index
-
-        hits = search_index(config, query, k=k, mode=config.mode, filters=Filters(**where))
+    with Notes(config) as notes:  # a running watcher answers warm; else this process searches
+        hits = notes.search(query, k, config.mode, path=path, tag=tag, since=since, until=until)
     if as_json:
         render.print_json({"query": query, "mode": config.mode, "results": [h.to_json() for h in hits]})
     else:
@@ -42,28 +38,15 @@ def ask(question: str, quotes: bool, model: str | None, temperature: float | Non
         verbose: bool = False) -> None:
     """On a terminal the quotes print as soon as they are chosen and the checked sentences as
     they come, whether the watcher answers or this process does."""
-    from ..serve.client import daemon_answer
-
     config = answer_config(model, temperature, max_tokens, ctx, threads, gpu_layers, k, mode, min_score)
     stream = not as_json and sys.stdout.isatty()
-    on_quotes = render.print_quotes if stream else None
-    on_token = render.stream_to_stdout if stream else None
-    result = daemon_answer(config, question, on_token=on_token, on_quotes=on_quotes, quotes_only=quotes,
+    with Notes(config) as notes:
+        result = notes.ask(question, quotes_only=quotes,
+                           on_quotes=render.print_quotes if stream else None,
+                           on_token=render.stream_to_stdout if stream else None,
                            on_started=render.out)  # rich's import overlaps the watcher's work
-    if result is None:
-        from ..pipeline.answer import answer
-
-        require_index(config)
-        result = answer(config, question, quotes_only=quotes, on_quotes=on_quotes, on_token=on_token)
     if as_json:
         render.print_json(result.to_json())
     else:
         render.print_answer(result, streamed=stream, verbose=verbose)
 
-
-def require_index(config) -> None:
-    from ..errors import NoIndexError
-    from ..store import index_exists
-
-    if not index_exists(config):
-        raise NoIndexError(f"no index in {config.index_dir}")

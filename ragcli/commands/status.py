@@ -14,9 +14,10 @@ from ..config import load_config
 def status_cmd(as_json: bool = typer.Option(False, "--json", help="Print as JSON.")) -> None:
     """What is indexed: roots, files, chunks, model, size, last run, and a running watcher."""
     from .. import render
-    from ..maintenance.status import index_status
+    from ..library import Notes
 
-    info = index_status(load_config())
+    with Notes(load_config()) as notes:
+        info = notes.status()
     if as_json:
         render.print_json(info)
         return

@@ -23,12 +23,11 @@ What it must get right, since an index must never mix the vectors of two models:
   (``Retry-After`` honoured, capped), a bounded number of times, then ``ModelServerDown``; any
   other answer that is not embeddings is a ``ModelError`` at once, with the server's words.
 
-``http.client`` only: no extra dependency.
+HTTP through ``httpx``, one client per embedder: a run's requests reuse one connection.
 """
 
 from __future__ import annotations
 
-import http.client
 import json
 import math
 import re
@@ -36,6 +35,7 @@ import time
 from collections.abc import Sequence
 from urllib.parse import urlsplit
 
+import httpx
 import numpy as np
 
 from ..errors import ModelError, ModelServerDown
@@ -65,9 +65,8 @@ class OpenAIEmbedder:
             raise ModelError(f"embed_url must be an http(s) URL, got {base_url!r}",
                              hint="For example: http://127.0.0.1:8080/v1")
         path = parts.path or "/v1"
-        self._path = path if path.endswith("/embeddings") else path + "/embeddings"
-        self._parts = parts
         self.url = base_url.rstrip("/")
+        self._endpoint = parts._replace(path=path if path.endswith("/embeddings") else path + "/embeddings").geturl()
         self.model = model
         self.api_key = api_key
         self.max_tokens = max_tokens
@@ -79,9 +78,17 @@ class OpenAIEmbedder:
         # ours to add, and they are fingerprinted like the local model's.
         self.query_prefix = query_prefix
         self.document_prefix = document_prefix
+        headers = {"Accept": "application/json"}
+        if api_key:
+            headers["Authorization"] = f"Bearer {api_key}"
+        self._client = httpx.Client(timeout=timeout, headers=headers)
         # The probe learns the dimension and the server's model. It is retried once only: a
         # server that is not there at start is most often a wrong URL, and the user waits.
-        vectors, self.server_model = self._request([_PROBE], retries=min(1, retries))
+        try:
+            vectors, self.server_model = self._request([_PROBE], retries=min(1, retries))
+        except BaseException:
+            self._client.close()
+            raise
         self.dim = int(vectors.shape[1])
         self.model_id = f"remote:{model or 'default'}@{self.server_model}"
 
@@ -117,7 +124,7 @@ class OpenAIEmbedder:
         return estimate_tokens(text)
 
     def close(self) -> None:
-        pass  # one connection per request: nothing is held open
+        self._client.close()
 
     # -- HTTP -------------------------------------------------------------------------------
     def _request(self, texts: list[str], retries: int) -> tuple[np.ndarray, str]:
@@ -125,16 +132,16 @@ class OpenAIEmbedder:
         body: dict = {"input": texts}
         if self.model:
             body["model"] = self.model
-        payload = json.dumps(body).encode("utf-8")
         wait = self.backoff
         failure = ""
         for attempt in range(retries + 1):
             retry_after = None
             try:
-                status, headers, data = self._post(payload)
-            except (OSError, http.client.HTTPException) as exc:  # refused, reset, timed out
+                resp = self._client.post(self._endpoint, json=body)
+            except httpx.TransportError as exc:  # refused, reset, timed out
                 failure = f"{type(exc).__name__}: {exc}"
             else:
+                status, data = resp.status_code, resp.content
                 if status == 200:
                     return self._parse(data, len(texts))
                 detail = " ".join(data[:400].decode("utf-8", "replace").split())
@@ -143,25 +150,12 @@ class OpenAIEmbedder:
                                      hint="Check embed_url (it ends in /v1), embed_api_key and the model "
                                           "name (embed_model).")
                 failure = f"HTTP {status}: {detail}"
-                retry_after = _seconds(headers.get("Retry-After"))
+                retry_after = _seconds(resp.headers.get("Retry-After"))
             if attempt < retries:
                 time.sleep(min(MAX_WAIT, retry_after if retry_after is not None else wait))
                 wait *= 2
         raise ModelServerDown(f"the embedding server at {self.url} did not answer after "
                               f"{retries + 1} attempt(s): {failure}")
-
-    def _post(self, payload: bytes) -> tuple[int, http.client.HTTPMessage, bytes]:
-        cls = http.client.HTTPSConnection if self._parts.scheme == "https" else http.client.HTTPConnection
-        conn = cls(self._parts.hostname, self._parts.port, timeout=self.timeout)
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        try:
-            conn.request("POST", self._path, body=payload, headers=headers)
-            resp = conn.getresponse()
-            return resp.status, resp.headers, resp.read()
-        finally:
-            conn.close()
 
     def _parse(self, data: bytes, n: int) -> tuple[np.ndarray, str]:
         try:

@@ -62,6 +62,10 @@ class Generator(Protocol):
         """Block until a preload has finished (raising what it raised)."""
         ...
 
+    def rewind(self) -> None:
+        """Start the next answer from a fresh process's state (llama.cpp's cache; else nothing)."""
+        ...
+
     def close(self) -> None:
         ...
 

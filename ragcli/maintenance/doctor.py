@@ -96,19 +96,16 @@ def check_config(config: Config) -> list[Check]:
 
 
 def _check_server(label: str, role: str, url: str, api_key: str) -> Check:
-    import http.client
     from urllib.parse import urlsplit
+
+    import httpx
 
     parts = urlsplit(url.rstrip("/"))
     path = (parts.path or ("/v1" if role == "embed" else "")).removesuffix("/embeddings")
     try:
-        cls = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-        conn = cls(parts.hostname, parts.port, timeout=5)
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        conn.request("GET", path + "/models", headers=headers)
-        status = conn.getresponse().status
-        conn.close()
-    except (OSError, ValueError, http.client.HTTPException) as exc:
+        status = httpx.get(parts._replace(path=path + "/models").geturl(), headers=headers, timeout=5).status_code
+    except (httpx.HTTPError, httpx.InvalidURL, ValueError) as exc:
         return Check("models", f"{label} server", FAIL, f"{url}: {exc}",
                      f"Start the server, fix {role}_url, or unset it (RAG_{role.upper()}_URL) to run "
                      "the model in-process.", int(ExitCode.MODEL))

@@ -15,12 +15,9 @@ Never prints: progress reaches the caller as ``Progress`` events (task "Download
 from __future__ import annotations
 
 import hashlib
-import http.client
 import os
 import re
 import time
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit
@@ -153,52 +150,57 @@ class _Transient(Exception):
 
 def _fetch(url: str, part: Path, on_progress: ProgressFn | None, timeout: float):
     """One request: append to ``part`` from where it stops. Returns (announced sha256, total)."""
+    import httpx
+
     have = part.stat().st_size if part.exists() else 0
-    request = urllib.request.Request(url, headers={"User-Agent": "ragcli", "Accept-Encoding": "identity"})
+    headers = {"User-Agent": "ragcli", "Accept-Encoding": "identity"}
     if have:
-        request.add_header("Range", f"bytes={have}-")
+        headers["Range"] = f"bytes={have}-"
     try:
-        resp = urllib.request.urlopen(request, timeout=timeout)
-    except urllib.error.HTTPError as exc:
-        if exc.code == 416 and have:  # asked past the end: the part holds the whole file
-            total = _total_from_content_range(exc.headers.get("Content-Range"))
-            if total is None or total == have:
-                return announced_sha256(exc.headers), have
-            part.unlink(missing_ok=True)  # longer than the file: start again
-            raise _Transient("partial file longer than the remote file") from None
-        if exc.code >= 500 or exc.code == 429:
-            raise _Transient(f"HTTP {exc.code}") from None
-        raise DownloadError(f"cannot download {url}: HTTP {exc.code} {exc.reason}",
-                            hint="Check the name or URL (and that the file exists at that revision).") from None
-    except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
-        reason = getattr(exc, "reason", exc)
-        if isinstance(exc, urllib.error.URLError) and not isinstance(reason, TimeoutError):
-            raise DownloadError(f"cannot reach {urlsplit(url).netloc}: {reason}") from None
-        raise _Transient(str(reason)) from None
-    with resp:
-        announced = announced_sha256(resp.headers)
+        # Hugging Face answers /resolve/ with a redirect to its CDN.
+        with httpx.stream("GET", url, headers=headers, timeout=timeout, follow_redirects=True) as resp:
+            return _receive(resp, url, part, have, on_progress)
+    except httpx.ConnectError as exc:  # refused, no route, no such host: retrying will not help
+        raise DownloadError(f"cannot reach {urlsplit(url).netloc}: {exc}") from None
+    except httpx.TransportError as exc:  # timed out, reset
+        raise _Transient(f"{type(exc).__name__}: {exc}") from None
+
+
+def _receive(resp, url: str, part: Path, have: int, on_progress: ProgressFn | None):
+    import httpx
+
+    status = resp.status_code
+    if status == 416 and have:  # asked past the end: the part holds the whole file
+        total = _total_from_content_range(resp.headers.get("Content-Range"))
+        if total is None or total == have:
+            return announced_sha256(resp.headers), have
+        part.unlink(missing_ok=True)  # longer than the file: start again
+        raise _Transient("partial file longer than the remote file")
+    if status >= 500 or status == 429:
+        raise _Transient(f"HTTP {status}")
+    if status >= 400:
+        raise DownloadError(f"cannot download {url}: HTTP {status} {resp.reason_phrase}",
+                            hint="Check the name or URL (and that the file exists at that revision).")
+    announced = announced_sha256(resp.headers)
+    if status == 206:
+        total = _total_from_content_range(resp.headers.get("Content-Range"))
+        start = _start_from_content_range(resp.headers.get("Content-Range"))
+        if start != have:
+            raise DownloadError(f"the server resumed at byte {start}, not {have}")
+        mode = "ab"
+    else:  # 200: the server ignored Range (or there was nothing to resume)
         length = resp.headers.get("Content-Length")
-        if resp.status == 206:
-            total = _total_from_content_range(resp.headers.get("Content-Range"))
-            start = _start_from_content_range(resp.headers.get("Content-Range"))
-            if start != have:
-                raise DownloadError(f"the server resumed at byte {start}, not {have}")
-            mode = "ab"
-        else:  # 200: the server ignored Range (or there was nothing to resume)
-            total = int(length) if length and length.isdigit() else None
-            have, mode = 0, "wb"
-        report(on_progress, "Downloading", have, total)
-        try:
-            with part.open(mode) as handle:
-                while True:
-                    block = resp.read(CHUNK)
-                    if not block:
-                        break
-                    handle.write(block)
-                    have += len(block)
-                    report(on_progress, "Downloading", have, total)
-        except (OSError, http.client.HTTPException) as exc:
-            raise _Transient(f"connection dropped at byte {have}: {exc}") from None
+        total = int(length) if length and length.isdigit() else None
+        have, mode = 0, "wb"
+    report(on_progress, "Downloading", have, total)
+    try:
+        with part.open(mode) as handle:
+            for block in resp.iter_raw():  # as received: a chunk size would buffer, and lose it on a drop
+                handle.write(block)
+                have += len(block)
+                report(on_progress, "Downloading", have, total)
+    except (OSError, httpx.TransportError) as exc:
+        raise _Transient(f"connection dropped at byte {have}: {exc}") from None
     if total is not None and have < total:
         raise _Transient(f"connection dropped at byte {have} of {total}")
     if total is not None and have > total:

@@ -1,7 +1,7 @@
 """A conversation over the notes: follow-ups rewritten into questions that stand alone.
 
-``ChatSession`` holds the generator and the searcher between questions (the model and the
-embedder load once) and the turns so far. A question that looks like a follow-up ("and
+``ChatSession`` holds the turns so far; its ``Notes`` holds the generator and the searcher
+between questions (the model and the embedder load once). A question that looks like a follow-up ("and
 how do I make it foldable?") is rewritten into a standalone question before retrieval
 ("how do I make callouts foldable?"): its pronoun takes the name of what the previous
 answer was about (the note it cited first, else the previous question's subject), and a
@@ -16,12 +16,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..config import Config
-from ..generate import Generator, OnToken
+from ..generate import OnToken
 from ..types import Answer
 from ..words import query_terms
-from .answer import answer
-from .session import Session
 
 _FOLLOW_UP_START = re.compile(
     r"^\s*(and|but|also|so|then|or|what about|how about|and what|same for|why|"
@@ -85,16 +82,12 @@ class Turn:
 
 
 class ChatSession:
-    """The turns of one conversation, and a ``Session`` that keeps the model and index loaded."""
+    """The turns of one conversation over a ``Notes`` (``Notes.chat()``), which keeps the
+    model and the index loaded between questions, or has a running watcher answer them."""
 
-    def __init__(self, config: Config, generator: Generator | None = None):
-        self.config = config
-        self.session = Session(config)
-        if generator is not None:
-            self.session.use_generator(generator)
-        self.generator = self.session.generator
+    def __init__(self, notes):
+        self.notes = notes
         self.turns: list[Turn] = []
-        self._searcher = None
 
     def retrieval_query(self, question: str) -> tuple[str, str]:
         """(the standalone question to search and answer, earlier question for the prompt)."""
@@ -103,19 +96,10 @@ class ChatSession:
         prev = self.turns[-1]
         return standalone(question, prev), prev.question
 
-    @property
-    def searcher(self):
-        if self._searcher is None:
-            from ..retrieve import Searcher
-
-            self.generator.preload()  # first question: the model loads while the index opens
-            self._searcher = Searcher(self.config, self.session.open_reader())
-        return self._searcher
-
     def ask(self, question: str, on_token: OnToken | None = None, on_quotes=None) -> Answer:
         query, context = self.retrieval_query(question)
-        result = answer(self.config, question, generator=self.generator, on_token=on_token,
-                        on_quotes=on_quotes, retrieval_query=query, context=context, searcher=self.searcher)
+        result = self.notes.ask(question, on_token=on_token, on_quotes=on_quotes, retrieval_query=query,
+                                context=context)
         self.turns.append(Turn(question, query, result))
         return result
 
@@ -125,7 +109,3 @@ class ChatSession:
 
     def clear(self) -> None:
         self.turns.clear()
-
-    def close(self) -> None:
-        self._searcher = None
-        self.session.close()

@@ -81,12 +81,18 @@ class Searcher:
         self.config = config
         self.index = index or Index.open_reader(config)
         self._embedder = embedder
+        self._own_embedder = embedder is None  # one it loads itself, it closes
         self.fusion = fusion or Fusion()
         self._ranker = KeywordRanker(self.index)
 
     def close(self) -> None:
-        self._ranker.close()
-        self.index.close()
+        embedder, self._embedder = (self._embedder if self._own_embedder else None), None
+        try:
+            self._ranker.close()
+            self.index.close()
+        finally:
+            if embedder is not None:
+                embedder.close()
 
     @property
     def embedder(self):
@@ -189,12 +195,3 @@ class Searcher:
                 hits.append(Hit(chunks[cid], float(score), len(hits) + 1, vec.get(cid), kw.get(cid)))
         return hits
 
-
-def search(config: Config, query: str, k: int = 10, mode: str | None = None,
-           filters: Filters | None = None) -> list[Hit]:
-    """One-shot search (opens and closes the index)."""
-    searcher = Searcher(config)
-    try:
-        return searcher.search(query, k, mode, filters)
-    finally:
-        searcher.close()

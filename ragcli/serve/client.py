@@ -2,7 +2,8 @@
 
 Each function returns None when the watcher cannot answer (no socket, a stale one left by
 a killed watcher, no answer within a short time, a busy or still-starting watcher, other
-settings), and the caller then does the work in its own process, with the same result.
+settings), and the caller (``ragcli.Notes``) then does the work in its own process, with
+the same result.
 ``config.daemon`` (``RAG_DAEMON``) says whether to try: ``auto`` (default), ``off``, or
 ``require`` (no fallback: a ``DaemonError`` instead; tests and benches use it to prove
 which way an answer came).
@@ -18,8 +19,7 @@ from collections.abc import Callable, Iterator
 from ..config import Config
 from ..errors import DaemonError
 from ..types import Answer, Hit, Quote
-from .protocol import BadRequest, LineReader, connect, decode, encode, from_wire, hit_from_wire, \
-    settings_key, socket_path
+from .protocol import BadRequest, LineReader, connect, decode, encode, settings_key, socket_path
 
 CONNECT_TIMEOUT = 1.0  # a live watcher accepts at once; a stale socket file refuses at once
 FIRST_REPLY = 3.0  # seconds to the first reply line of a search or an ask (a warm search: ~0.05)
@@ -37,25 +37,27 @@ class _CallerError(Exception):
 
 def daemon_search(config: Config, query: str, k: int, mode: str | None,
                   filters: dict | None = None) -> list[Hit] | None:
-    """The hits ``retrieve.search`` would give, from the watcher; None: search in process.
+    """The hits ``retrieve.Searcher.search`` would give, from the watcher; None: search in process.
     ``filters``: the fields of ``retrieve.Filters`` (path, tag, since, until) as a dict."""
     request = {"op": "search", "settings": settings_key(config), "query": query, "k": k, "mode": mode,
                "filters": {key: value for key, value in (filters or {}).items() if value is not None}}
 
     def run() -> list[Hit]:
-        return [hit_from_wire(h) for h in _one(config, request)["results"]]
+        return [Hit.from_json(h) for h in _one(config, request)["results"]]
 
     return _attempt(config, run)
 
 
 def daemon_answer(config: Config, question: str, on_token: Callable[[str], None] | None = None,
                   on_quotes: Callable[[list[Quote]], None] | None = None,
-                  quotes_only: bool = False, on_started: Callable[[], None] | None = None) -> Answer | None:
+                  quotes_only: bool = False, on_started: Callable[[], None] | None = None,
+                  retrieval_query: str | None = None, context: str = "") -> Answer | None:
     """The ``Answer`` that ``pipeline.answer`` would give, streamed from the warm watcher:
     ``on_quotes`` gets the evidence as soon as the watcher has chosen it (before generation),
     ``on_token`` the checked sentences. ``quotes_only``: `rag ask --quotes` (no model).
     ``on_started``: called once the watcher has taken the question, while it works (the CLI
-    gets its terminal console ready then, not after the quotes arrive).
+    gets its terminal console ready then, not after the quotes arrive). ``retrieval_query``
+    and ``context``: as ``pipeline.answer`` takes them (a chat's follow-up).
 
     None: answer in process. Once the quotes or a token have reached the caller there is no
     going back: a watcher that stops mid-answer is a ``DaemonError``.
@@ -63,7 +65,7 @@ def daemon_answer(config: Config, question: str, on_token: Callable[[str], None]
     request = {"op": "ask", "settings": settings_key(config), "question": question,
                "top_k": config.top_k, "mode": config.mode, "min_score": config.min_score,
                "temperature": config.temperature, "max_tokens": config.max_tokens,
-               "quotes_only": bool(quotes_only)}
+               "quotes_only": bool(quotes_only), "retrieval_query": retrieval_query, "context": context}
     streamed = []
 
     def deliver(callback, value) -> None:
@@ -86,9 +88,9 @@ def daemon_answer(config: Config, question: str, on_token: Callable[[str], None]
                 if "token" in reply:
                     deliver(on_token, str(reply["token"]))
                 elif "quotes" in reply:
-                    deliver(on_quotes, [from_wire(Quote, q) for q in reply["quotes"]])
-                elif "fields" in reply:
-                    return from_wire(Answer, reply["fields"])
+                    deliver(on_quotes, [Quote.from_json(q) for q in reply["quotes"]])
+                elif "answer" in reply:
+                    return Answer.from_json(reply["answer"])
             raise _Unavailable("the watcher ended the answer early")
         except _CallerError:
             raise

@@ -6,14 +6,19 @@ Requests (the socket executes these three operations and nothing else):
     {"op": "search", "settings": KEY, "query": "...", "k": 10, "mode": "hybrid",
      "filters": {"path": GLOB, "tag": T, "since": DATE, "until": DATE}}
     {"op": "ask", "settings": KEY, "question": "...", "top_k": 5, "mode": "hybrid",
-     "min_score": -1.0, "temperature": 0.1, "max_tokens": 256, "quotes_only": false}
+     "min_score": -1.0, "temperature": 0.1, "max_tokens": 256, "quotes_only": false,
+     "retrieval_query": "...", "context": "..."}
+
+(``retrieval_query`` and ``context``: a chat's follow-up, rewritten to stand alone, and the
+question before it; both optional.)
 
 Responses: ``{"ok": true, ...}`` for status and search (``"results"``: hits); an ask streams
 ``{"started": true}``, then ``{"quotes": [...]}`` (the evidence, as soon as it is chosen and
 before generation starts; none when the notes do not cover the question), then
-``{"token": "..."}`` lines (never with ``quotes_only``), then ``{"answer": Answer.to_json(),
-"fields": {...}}`` (``fields``: the whole Answer, so the client prints it exactly as an
-answer made in process). Anything wrong is one ``{"error": "...", "code": "..."}`` line.
+``{"token": "..."}`` lines (never with ``quotes_only``), then ``{"answer": Answer.to_json()}``,
+from which the client rebuilds the Answer (``Answer.from_json``) and prints it exactly as an
+answer made in process. Hits and quotes travel as their ``to_json`` too. Anything wrong is
+one ``{"error": "...", "code": "..."}`` line.
 
 ``settings`` is a digest of every setting that changes a result but is not sent with the
 request (models, index folder, context size...): a client whose settings differ from the
@@ -24,20 +29,17 @@ ragcli is answered "settings" rather than asked what it does not know.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import math
 import os
 import socket
-import typing
 from pathlib import Path
 from typing import Any
 
 from ..config import Config
-from ..types import Chunk, Hit
 
-VERSION = 2  # 2: the quotes event and quotes_only
+VERSION = 3  # 2: the quotes event and quotes_only; 3: one answer shape, a chat's follow-up fields
 SOCKET_NAME = "watch.sock"
 MAX_REQUEST = 1 << 20  # bytes in one request line
 MAX_TEXT = 100_000  # characters in a query or question
@@ -185,7 +187,9 @@ def parse_request(line: bytes) -> dict:
     quotes_only = req.get("quotes_only", False)
     if not isinstance(quotes_only, bool):
         raise BadRequest("quotes_only: true or false")
-    out = {"op": "ask", "settings": settings, "question": _text(req, "question"), "quotes_only": quotes_only}
+    out = {"op": "ask", "settings": settings, "question": _text(req, "question"), "quotes_only": quotes_only,
+           "retrieval_query": _optional_text(req.get("retrieval_query"), "retrieval_query", MAX_TEXT),
+           "context": _optional_text(req.get("context"), "context", MAX_TEXT) or ""}
     for name, kind in ASK_SETTINGS.items():
         if name == "mode":
             out[name] = _mode(req.get(name))
@@ -203,10 +207,10 @@ def _text(req: dict, name: str) -> str:
     return value
 
 
-def _optional_text(value, name: str) -> str | None:
+def _optional_text(value, name: str, limit: int = 10_000) -> str | None:
     if value is None:
         return None
-    if not isinstance(value, str) or len(value) > 10_000:
+    if not isinstance(value, str) or len(value) > limit:
         raise BadRequest(f"{name}: a string is required")
     return value
 
@@ -224,47 +228,3 @@ def _number(value, kind: type, name: str, low: float, high: float):
     if not math.isfinite(value) or not low <= value <= high:
         raise BadRequest(f"{name}: out of range")
     return kind(value)
-
-
-# -- results --------------------------------------------------------------------------------
-
-
-def hit_to_wire(hit: Hit) -> dict:
-    return {"chunk": dataclasses.asdict(hit.chunk), "score": hit.score, "rank": hit.rank,
-            "vector_score": hit.vector_score, "keyword_score": hit.keyword_score}
-
-
-def hit_from_wire(data: dict) -> Hit:
-    return Hit(Chunk(**data["chunk"]), data["score"], data["rank"], data["vector_score"],
-               data["keyword_score"])
-
-
-def to_wire(obj) -> dict:
-    """A dataclass (an Answer, with its Sources) as plain JSON data."""
-    return dataclasses.asdict(obj)
-
-
-def from_wire(cls, data: dict):
-    """Rebuild a dataclass ``to_wire`` gave, nested dataclasses in fields and lists included."""
-    hints = typing.get_type_hints(cls)
-    kwargs = {}
-    for f in dataclasses.fields(cls):
-        if f.name in data:
-            kwargs[f.name] = _rebuild(hints.get(f.name), data[f.name])
-    return cls(**kwargs)
-
-
-def _rebuild(hint, value):
-    if value is None or hint is None:
-        return value
-    if dataclasses.is_dataclass(hint) and isinstance(value, dict):
-        return from_wire(hint, value)
-    origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if origin in (list, tuple) and isinstance(value, list) and args:
-        items = [_rebuild(args[0], v) for v in value]
-        return tuple(items) if origin is tuple else items
-    if args:  # X | None and the like: the first dataclass among the options
-        for option in args:
-            if dataclasses.is_dataclass(option) and isinstance(value, dict):
-                return from_wire(option, value)
-    return value

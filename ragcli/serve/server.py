@@ -3,7 +3,7 @@
 Threads: one accepts connections; each connection gets its own short-lived thread that
 reads request lines (at most ``MAX_REQUEST`` bytes, within ``READ_TIMEOUT``), checks them
 (``protocol.parse_request``) and answers. Requests that use the models or the index take
-the ``Engine``'s lock one at a time (a request that cannot have it within ``BUSY_WAIT``
+the engine's lock one at a time (the engine: the watcher's ``Notes``) (a request that cannot have it within ``BUSY_WAIT``
 is told "busy" and the client answers in its own process); status and refused requests
 never wait for it. Nothing a client sends is executed: three operations, checked fields.
 
@@ -17,7 +17,6 @@ sizes and times.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import os
 import socket
@@ -28,8 +27,8 @@ from collections.abc import Callable
 
 from ..config import Config
 from ..errors import Cancelled, RagError
-from .protocol import (ASK_SETTINGS, Address, BadRequest, LineReader, connect, encode, hit_to_wire,
-                       parse_request, settings_key, socket_path, to_wire)
+from ..library import Notes
+from .protocol import Address, BadRequest, LineReader, connect, encode, parse_request, settings_key, socket_path
 
 log = logging.getLogger("ragcli.serve")
 
@@ -40,53 +39,20 @@ MAX_CLIENTS = 16
 CLOSE_WAIT = 10.0  # seconds a stop waits for a request still using the models
 
 
-class Engine:
-    """What the watcher keeps warm: a Searcher on the index it writes (a reader in its own
-    process, sharing the writer's vector store) with the embedder the indexer loaded, and,
-    from the first question on, the generator. Used under ``lock``, one request at a time."""
+def make_engine(config: Config, writer_index, embedder) -> Notes:
+    """What the watcher keeps warm: a ``Notes`` that never asks a watcher (it is the watcher),
+    over a reader of the index it writes (sharing the writer's vector store) with the embedder
+    the indexer loaded, and, from the first question on, the generator."""
+    from ..retrieve import Searcher
+    from ..store import Index
 
-    def __init__(self, config: Config, writer_index, embedder):
-        from ..retrieve import Searcher
-        from ..store import Index
-
-        self.config = config
-        self.lock = threading.Lock()
-        self.searcher = Searcher(config, index=Index.open_reader(config, beside=writer_index),
-                                 embedder=embedder)
-        self.generator = None
-        try:
-            self.searcher.search("warm up", k=1)  # opens the vector store now, not on a user's query
-        except Exception:  # noqa: BLE001 - the first real query tries again, and says why
-            log.debug("warm-up search failed", exc_info=True)
-
-    def search(self, req: dict):
-        from ..retrieve import Filters
-
-        return self.searcher.search(req["query"], req["k"], req["mode"], Filters(**req["filters"]))
-
-    def ask(self, req: dict, on_token: Callable[[str], None], on_quotes: Callable[[list], None]):
-        from ..pipeline.answer import answer
-
-        config = dataclasses.replace(self.config, **{k: req[k] for k in ASK_SETTINGS if req.get(k) is not None})
-        if req.get("quotes_only"):  # no model: exactly what `rag ask --quotes` does in process
-            return answer(config, req["question"], searcher=self.searcher, on_quotes=on_quotes,
-                          quotes_only=True)
-        if self.generator is None:
-            from ..generate import make_generator
-
-            self.generator = make_generator(self.config)
-        if hasattr(self.generator, "rewind"):
-            self.generator.rewind()  # a fresh process's state: the same answer as `rag ask` in process
-        return answer(config, req["question"], generator=self.generator, searcher=self.searcher,
-                      on_token=on_token, on_quotes=on_quotes)
-
-    def close(self) -> None:
-        generator, self.generator = self.generator, None
-        try:
-            if generator is not None:
-                generator.close()
-        finally:
-            self.searcher.close()  # the reader; the embedder is the indexer's to close
+    searcher = Searcher(config, index=Index.open_reader(config, beside=writer_index), embedder=embedder)
+    engine = Notes(config, watcher=False, searcher=searcher)
+    try:
+        engine.search("warm up", k=1)  # opens the vector store now, not on a user's query
+    except Exception:  # noqa: BLE001 - the first real query tries again, and says why
+        log.debug("warm-up search failed", exc_info=True)
+    return engine
 
 
 class _ClientGone(Exception):
@@ -99,7 +65,7 @@ class SocketServer:
     def __init__(self, config: Config, status: Callable[[], dict]):
         self.config = config
         self.path = socket_path(config)
-        self.engine: Engine | None = None
+        self.engine: Notes | None = None
         self.requests = 0
         self.closing = threading.Event()
         self._status = status
@@ -133,7 +99,7 @@ class SocketServer:
     def warm(self, writer_index, embedder) -> None:
         """Start answering search and ask (the indexer's embedder is loaded)."""
         try:
-            self.engine = Engine(self.config, writer_index, embedder)
+            self.engine = make_engine(self.config, writer_index, embedder)
         except Exception:  # noqa: BLE001 - the watcher goes on; clients work in process
             log.warning("cannot answer searches on %s; they work in their own process", self.path,
                         exc_info=True)
@@ -176,7 +142,7 @@ class SocketServer:
         engine = self.engine
         data = dict(self._status())
         data.update(socket=str(self.path), serving="ready" if engine else "starting",
-                    requests=self.requests, generator_loaded=bool(engine and engine.generator))
+                    requests=self.requests, generator_loaded=bool(engine and engine.generator_loaded))
         return data
 
     # -- connections ------------------------------------------------------------------------
@@ -257,8 +223,8 @@ class SocketServer:
         try:
             self.requests += 1
             if op == "search":
-                hits = engine.search(req)
-                return self._send(conn, {"ok": True, "results": [hit_to_wire(h) for h in hits]})
+                hits = engine.search(req["query"], req["k"], req["mode"], **req["filters"])
+                return self._send(conn, {"ok": True, "results": [h.to_json() for h in hits]})
             return self._ask(conn, engine, req)
         except RagError as exc:
             return self._send(conn, {"error": str(exc), "code": "failed", "exit_code": int(exc.exit_code),
@@ -271,7 +237,7 @@ class SocketServer:
             engine.lock.release()
             log.debug("%s answered in %.3fs", op, time.perf_counter() - started)
 
-    def _ask(self, conn: socket.socket, engine: Engine, req: dict) -> bool:
+    def _ask(self, conn: socket.socket, engine: Notes, req: dict) -> bool:
         if not self._send(conn, {"started": True}):
             return False
 
@@ -285,14 +251,18 @@ class SocketServer:
             send({"token": piece})
 
         def on_quotes(quotes: list) -> None:
-            send({"quotes": [to_wire(q) for q in quotes]})
+            send({"quotes": [q.to_json() for q in quotes]})
 
         try:
-            result = engine.ask(req, on_token, on_quotes)
+            result = engine.ask(req["question"], k=req.get("top_k"), mode=req["mode"],
+                                min_score=req.get("min_score"), temperature=req.get("temperature"),
+                                max_tokens=req.get("max_tokens"), quotes_only=req["quotes_only"],
+                                on_token=on_token, on_quotes=on_quotes,
+                                retrieval_query=req["retrieval_query"], context=req["context"])
         except _ClientGone:
             log.debug("the client left in the middle of an answer")
             return False
-        return self._send(conn, {"answer": result.to_json(), "fields": to_wire(result)})
+        return self._send(conn, {"answer": result.to_json()})
 
 
 def _drain(conn: socket.socket, limit: int = 64 << 20, seconds: float = 2.0) -> None:

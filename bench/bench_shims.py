@@ -1,0 +1,100 @@
+"""Does each start-up shim pay its way? Wall time of the commands a user runs, with the shim
+and without, runs interleaved so that a loaded machine weighs on both alike (issue 22).
+
+    python bench/bench_shims.py [--runs 7]
+
+Uses a fresh RAG_HOME with examples/vault indexed and a detached watcher. "Without" needs
+no change to the code:
+- fast path (``ragcli.fast``): ``-k5`` is a form it leaves to the Typer app;
+- ``render.PlainConsole``: ``TTY_COMPATIBLE=0`` makes render use rich (rich prints the same
+  plain lines when not on a terminal);
+- the ``os._exit`` teardown skip: ``main(argv)`` given its arguments returns instead;
+- ``vector_child``: a one-shot `rag index` of one edited note with ``Index.open_vectors_ahead``
+  told to use the thread (what the watcher does) instead of the child process.
+Prints medians in seconds, and the load average while it ran.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PY = sys.executable
+RAG = [PY, "-m", "ragcli.cli"]
+NO_EXIT_SKIP = [PY, "-c", "import sys; from ragcli.cli import main; sys.exit(main(sys.argv[1:]))"]
+THREAD_NOT_CHILD = [PY, "-c", "import sys; import ragcli.store.index as m; o = m.Index.open_vectors_ahead; "
+                    "m.Index.open_vectors_ahead = lambda self, in_child=False: o(self, False); "
+                    "from ragcli.cli import main; main()"]
+
+
+def timed(cmd: list[str], env: dict, before=None) -> float:
+    if before is not None:
+        before()
+    started = time.perf_counter()
+    proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    elapsed = time.perf_counter() - started
+    if proc.returncode != 0:
+        raise SystemExit(f"{cmd} failed: {proc.stderr.decode()[-2000:]}")
+    return elapsed
+
+
+def compare(label: str, with_: tuple, without: tuple, runs: int) -> None:
+    a, b = [], []
+    for _ in range(runs):
+        a.append(timed(*with_))
+        b.append(timed(*without))
+    ma, mb = statistics.median(a), statistics.median(b)
+    print(f"| {label} | {ma:.3f} | {mb:.3f} | {mb - ma:+.3f} | {os.getloadavg()[0]:.1f} |", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=7)
+    runs = parser.parse_args().runs
+    home = Path(tempfile.mkdtemp(prefix="rag-shims-"))
+    vault = home / "vault"
+    subprocess.run(["cp", "-r", str(ROOT / "examples" / "vault"), str(vault)], check=True)
+    env = {**os.environ, "RAG_HOME": str(home / "home")}
+    subprocess.run(RAG + ["index", str(vault)], env=env, check=True, capture_output=True)
+    warm = {**env, "RAG_DAEMON": "require"}
+    cold = {**env, "RAG_DAEMON": "off"}
+    note = next(vault.rglob("*.md"))
+    original = note.read_text()
+    edits = iter(range(10**6))
+
+    def edit() -> None:
+        note.write_text(original + f"\nAn edit, number {next(edits)}.\n")
+
+    print("| command | with (s) | without (s) | without - with | load |")
+    print("|---|---|---|---|---|")
+    subprocess.run(RAG + ["watch", "--detach", str(vault)], env=env, check=True, capture_output=True)
+    try:
+        for _ in range(600):
+            if subprocess.run(RAG + ["search", "espresso"], env=warm, capture_output=True).returncode == 0:
+                break
+            time.sleep(0.1)
+        compare("fast path: rag search, through the watcher", (RAG + ["search", "-k", "5", "espresso"], warm),
+                (RAG + ["search", "-k5", "espresso"], warm), runs)
+        compare("PlainConsole: rag search, through the watcher", (RAG + ["search", "espresso"], warm),
+                (RAG + ["search", "espresso"], {**warm, "TTY_COMPATIBLE": "0"}), runs)
+    finally:
+        subprocess.run(RAG + ["watch", "--stop"], env=env, capture_output=True)
+    compare("fast path: rag search, in process", (RAG + ["search", "-k", "5", "espresso"], cold),
+            (RAG + ["search", "-k5", "espresso"], cold), runs)
+    compare("os._exit: rag search, in process", (RAG + ["search", "espresso"], cold),
+            (NO_EXIT_SKIP + ["search", "espresso"], cold), runs)
+    compare("os._exit: rag ask --quotes, in process", (RAG + ["ask", "--quotes", "espresso ratio?"], cold),
+            (NO_EXIT_SKIP + ["ask", "--quotes", "espresso ratio?"], cold), runs)
+    compare("vector_child: rag index, one note edited", (RAG + ["index"], cold, edit),
+            (THREAD_NOT_CHILD + ["index"], cold, edit), runs)
+
+
+if __name__ == "__main__":
+    main()
