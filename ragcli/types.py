@@ -120,11 +120,6 @@ class Source:
     page: int | None
     score: float
 
-    @classmethod
-    def from_hit(cls, n: int, hit: Hit) -> Source:
-        c = hit.chunk
-        return cls(n, c.path, c.title, c.heading, c.line_start, c.line_end, c.page, hit.score)
-
     def to_json(self) -> dict[str, Any]:
         return {"n": self.n, "path": self.path, "title": self.title, "heading": self.heading,
                 "line_start": self.line_start, "line_end": self.line_end, "page": self.page}
