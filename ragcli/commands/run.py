@@ -13,17 +13,17 @@ from .. import render
 from ..config import load_config
 
 
-def search(query: str, k: int, mode: str | None, path: str | None, tag: str | None,
+def search(query: str, k: int | None, mode: str | None, path: str | None, tag: str | None,
            since: str | None, until: str | None, as_json: bool) -> None:
     from ..serve.client import daemon_search
 
-    config = load_config({"mode": mode})
+    config = load_config({"mode": mode, "top_k": k})
     where = {"path": path, "tag": tag, "since": since, "until": until}
-    hits = daemon_search(config, query, k, config.mode, where)  # warm, when `rag watch` runs
+    hits = daemon_search(config, query, config.top_k, config.mode, where)  # warm, when `rag watch` runs
     if hits is None:
         from ..retrieve import Filters, search as search_index
 
-        hits = search_index(config, query, k=k, mode=config.mode, filters=Filters(**where))
+        hits = search_index(config, query, k=config.top_k, mode=config.mode, filters=Filters(**where))
     if as_json:
         render.print_json({"query": query, "mode": config.mode, "results": [h.to_json() for h in hits]})
     else:

@@ -3,7 +3,7 @@
 Filters are resolved to the set of matching files first and applied inside both
 searches, so a filter never empties a result that a top-k cut made before it.
 
-Hybrid search, in three steps:
+Hybrid search, in four steps:
 1. candidates: the top ``n`` chunks by cosine (Chroma) and the top ``n`` by bm25 (FTS5);
 2. completion: every candidate gets *both* scores. A chunk only the keyword side found
    gets its exact cosine (from the manifest's vector cache), one only the vector side
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..config import Config
+from ..config import MODES, Config
 from ..errors import UsageError
 from ..store import Index
 from ..types import Hit
@@ -37,7 +37,6 @@ from ..words import is_known_word
 from .fusion import ALPHA, FULL_KEYWORD_COVER, NOTE_WEIGHT, fts_query, fuse_convex, fuse_rrf
 from .ranking import KeywordRanker
 
-MODES = ("hybrid", "vector", "keyword")
 CANDIDATES = 50  # per side, before fusion
 
 @dataclass(frozen=True)

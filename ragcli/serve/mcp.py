@@ -23,7 +23,7 @@ from typing import Annotated, Any, Literal, TypeVar
 from pydantic import Field
 
 from .. import __version__
-from ..config import Config
+from ..config import MODES, Config
 from ..errors import RagError
 from .tools import MAX_K, NoteTools
 
@@ -61,7 +61,7 @@ def build_server(tools: NoteTools, warm_up: bool = True):
     def search(
         query: Annotated[str, Field(description="What to look for: words or a question.")],
         k: Annotated[int | None, Field(description=f"How many passages (1-{MAX_K}); default: the configured top_k.")] = None,
-        mode: Annotated[Literal["hybrid", "vector", "keyword"] | None,
+        mode: Annotated[Literal[MODES] | None,
                         Field(description="Retrieval: hybrid (default), vector (meaning) or keyword (exact words).")] = None,
         path: Annotated[str | None, Field(description="Only files whose path matches this glob, e.g. '*/Projects/*'.")] = None,
         tag: Annotated[str | None, Field(description="Only notes with this tag (without '#').")] = None,

@@ -34,14 +34,13 @@ import typing
 from pathlib import Path
 from typing import Any
 
-from ..config import Config
+from ..config import MODES, Config
 from ..types import Chunk, Hit
 
 VERSION = 2  # 2: the quotes event and quotes_only
 SOCKET_NAME = "watch.sock"
 MAX_REQUEST = 1 << 20  # bytes in one request line
 MAX_TEXT = 100_000  # characters in a query or question
-MODES = ("hybrid", "vector", "keyword")
 OPS = ("status", "search", "ask")
 FILTER_KEYS = ("path", "tag", "since", "until")
 
