@@ -5,7 +5,7 @@ the Obsidian help vault in ../shared), with edits between the kills; then `rag i
     python bench/bench_crash.py [--kills 5] [--max-delay 25] [--seed 1] [--vault DIR]
 
 This is acceptance check 1 (five kills on the Obsidian vault). It prints figures and the
-verdict; it asserts nothing. The same check runs as a test with RAG_SLOW_TESTS=1
+verdict; it asserts nothing. The same check runs as a test marked slow (`python -m pytest -m slow`)
 (tests/test_crash.py::test_acceptance_five_kills_on_the_obsidian_vault).
 """
 

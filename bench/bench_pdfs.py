@@ -100,7 +100,7 @@ def _largest_stream(reader) -> int:
             obj = reader.get_object(num)
             if isinstance(obj, StreamObject):
                 largest = max(largest, len(obj.get_data()))
-        except Exception:  # a stream pypdf cannot decode (JPX, ...) says nothing about size here
+        except Exception:  # noqa: BLE001 - a stream pypdf cannot decode (JPX, ...) says nothing about size here
             continue
     return largest
 
@@ -197,7 +197,7 @@ def main() -> None:
         for path in files:
             try:
                 m = in_process(path)
-            except Exception as exc:  # tricky files: their outcome is the worker's line
+            except Exception as exc:  # noqa: BLE001 - tricky files: their outcome is the worker's line
                 m = {"pages": 0, "plain_pps": 0, "ours_pps": 0, "slowest_page_s": 0, "text_stream_mb": 0,
                      "any_stream_mb": 0, "plain_s": 0, "ours_s": 0, "error": type(exc).__name__}
             w = through_worker(path, config, work)

@@ -343,7 +343,7 @@ def _watch_once(work: Path, label: str, prefix: tuple[str, ...] = ()) -> None:
         ready = next((t for t, line in lines if "start-up reconcile:" in line), None)
         time.sleep(0.2)
     if ready is None:
-        print(f"{label}: no start-up reconcile line; last lines: {[l for _, l in lines[-5:]]}")
+        print(f"{label}: no start-up reconcile line; last lines: {[text for _, text in lines[-5:]]}")
     else:
         time.sleep(5)
         rag_pid = proc.pid  # unshare and sh exec: the same process
@@ -354,7 +354,7 @@ def _watch_once(work: Path, label: str, prefix: tuple[str, ...] = ()) -> None:
         before = sum(cpu_seconds(pid) for pid in pids)
         time.sleep(30)
         idle_cpu = (sum(cpu_seconds(pid) for pid in pids) - before) / 30
-        observer = next((l for _, l in lines if "polling" in l or "inotify" in l), "")
+        observer = next((text for _, text in lines if "polling" in text or "inotify" in text), "")
         print(f"{label}: start-up reconcile done {ready:.2f}s after launch; idle RSS 5 s later: {detail} "
               f"(peak {max(m.get('VmHWM', 0) for m in mem.values()):.0f} MB); idle CPU over 30 s "
               f"{idle_cpu:.1%} of a core" + (f"; log: {observer[:160]}" if observer and prefix else ""))
@@ -364,7 +364,7 @@ def _watch_once(work: Path, label: str, prefix: tuple[str, ...] = ()) -> None:
     proc.send_signal(signal.SIGINT)
     try:
         proc.wait(timeout=60)
-    except Exception:
+    except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
     proc.stdout.read()

@@ -231,7 +231,7 @@ def test_kills_of_rag_watch_while_it_syncs(tmp_path):
 
 
 @pytest.mark.skipif(not VAULT.is_dir(), reason="../shared/corpora is not present")
-@pytest.mark.skipif(not os.environ.get("RAG_SLOW_TESTS"), reason="slow (~6 min): set RAG_SLOW_TESTS=1")
+@pytest.mark.slow  # about 6 minutes
 def test_acceptance_five_kills_on_the_obsidian_vault(tmp_path):
     import shutil
 

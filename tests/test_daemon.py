@@ -356,11 +356,20 @@ def _wait_for_a_write(manifest: Path, timeout: float) -> bool:
     return False
 
 
+def _connect(path: Path) -> socket.socket:
+    """A raw connection, whatever the length of the temp folder's path (``Address``)."""
+    from ragcli.serve.protocol import Address
+
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    with Address(path) as address:
+        sock.connect(address)
+    return sock
+
+
 def _exchange(path: Path, data: bytes, timeout: float = 30.0) -> list[dict]:
     """Send raw bytes, half-close, read every reply line."""
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock = _connect(path)
     sock.settimeout(timeout)
-    sock.connect(str(path))
     try:
         try:
             sock.sendall(data)
@@ -401,10 +410,8 @@ def test_malformed_requests_get_an_error_never_a_crash(vault, index_dir, rag_hom
     replies = _exchange(path, b'{"op": "search", "settings": "other", "query": "bread"}\n')
     assert replies[0]["code"] == "settings"
     # A client that connects and says nothing, and one that sends half a line and leaves.
-    silent = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    silent.connect(str(path))
-    half = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    half.connect(str(path))
+    silent = _connect(path)
+    half = _connect(path)
     half.sendall(b'{"op": "sea')
     half.close()
     assert not Path("/tmp/pwned").exists()

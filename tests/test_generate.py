@@ -128,7 +128,7 @@ def test_a_broken_model_loading_in_the_background_raises_in_the_caller(tmp_path)
 
 def test_a_damaged_prefix_cache_is_rebuilt(tmp_path):
     g = LlamaGenerator(MODEL, n_ctx=512, n_threads=2, cache_dir=tmp_path)
-    g.llm
+    g.llm  # noqa: B018 - loading the model writes the prefix cache
     g.close()
     for f in tmp_path.glob("prefix-*.kv"):
         f.write_bytes(b"RAGKV1\n" + b"\x00garbage" * 10)

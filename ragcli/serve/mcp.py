@@ -107,7 +107,7 @@ def _call(fn: Callable[[], T]) -> T:
         return fn()
     except RagError as exc:
         raise ToolError(f"{exc}\nHint: {exc.hint}" if exc.hint else str(exc)) from None
-    except Exception as exc:  # noqa: BLE001 - a bug must not end the server or hide its cause
+    except Exception as exc:  # a bug must not end the server or hide its cause
         log.exception("tool failed")
         raise ToolError(f"unexpected {type(exc).__name__}: {exc}") from None
 

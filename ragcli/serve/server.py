@@ -56,7 +56,7 @@ class Engine:
         self.generator = None
         try:
             self.searcher.search("warm up", k=1)  # opens the vector store now, not on a user's query
-        except Exception:  # noqa: BLE001 - the first real query tries again, and says why
+        except Exception:  # the first real query tries again, and says why
             log.debug("warm-up search failed", exc_info=True)
 
     def search(self, req: dict):
@@ -134,7 +134,7 @@ class SocketServer:
         """Start answering search and ask (the indexer's embedder is loaded)."""
         try:
             self.engine = Engine(self.config, writer_index, embedder)
-        except Exception:  # noqa: BLE001 - the watcher goes on; clients work in process
+        except Exception:  # the watcher goes on; clients work in process
             log.warning("cannot answer searches on %s; they work in their own process", self.path,
                         exc_info=True)
             return
@@ -223,7 +223,7 @@ class SocketServer:
                     continue
                 if not self._dispatch(conn, req):
                     return
-        except Exception:  # noqa: BLE001 - one connection must never take the watcher down
+        except Exception:  # one connection must never take the watcher down
             log.exception("a connection failed")
         finally:
             conn.close()
@@ -263,7 +263,7 @@ class SocketServer:
         except RagError as exc:
             return self._send(conn, {"error": str(exc), "code": "failed", "exit_code": int(exc.exit_code),
                                      "hint": exc.hint})
-        except Exception:  # noqa: BLE001 - logged; the client answers in its own process
+        except Exception:  # logged; the client answers in its own process
             log.exception("%s request failed", op)
             return self._send(conn, {"error": "the watcher failed on this request (see its log)",
                                      "code": "failed"})
