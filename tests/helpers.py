@@ -58,6 +58,15 @@ def ok(proc: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
     return proc
 
 
+def watching(home: Path) -> bool:
+    """The watcher on ``home`` has done its start-up sync (its state file says so)."""
+    try:
+        state = json.loads((home / "index" / "watch.json").read_text())
+    except (OSError, ValueError):
+        return False
+    return state.get("state") == "watching" and state.get("syncs", 0) >= 1
+
+
 def wait_for(check, what, timeout: float = 180.0, *, alive: subprocess.Popen | None = None,
              log: Path | None = None, every: float = 0.1):
     """Poll ``check`` until it returns something true, and return that: how a test waits for

@@ -24,7 +24,7 @@ import pytest
 
 from conftest import VAULT
 from helpers import (chroma_ids, clean_build, index_state, note_text, ok, paragraph, rag, rag_popen, verify_json,
-                     wait_for, write_vault)
+                     wait_for, watching, write_vault)
 
 from ragcli.store import read_holder
 
@@ -226,15 +226,6 @@ def test_kills_during_verify_repair_rebuild(tmp_path):
     assert_like_clean_build(notes, home, tmp_path / "clean")
 
 
-def _watching(home: Path) -> bool:
-    """The watcher has done its start-up reconcile (its state file says so)."""
-    try:
-        state = json.loads((home / "index" / "watch.json").read_text())
-    except (OSError, ValueError):
-        return False
-    return state.get("state") == "watching" and state.get("syncs", 0) >= 1
-
-
 def test_kills_of_rag_watch_while_it_syncs(tmp_path):
     seed = 77
     rng = random.Random(seed)
@@ -243,7 +234,7 @@ def test_kills_of_rag_watch_while_it_syncs(tmp_path):
     ok(rag("index", notes, home=home))
     for step in range(5):
         proc = rag_popen("watch", notes, "--debounce", "0.2", home=home)
-        wait_for(lambda: _watching(home), "the watcher to start", 120, alive=proc)
+        wait_for(lambda: watching(home), "the watcher to start", 120, alive=proc)
         edit(notes, rng, 100 + step)
         # a watcher never ends by itself: a kill after any delay lands, somewhere in its sync
         with pytest.raises(subprocess.TimeoutExpired):

@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 from conftest import EXAMPLES
-from helpers import ok, rag, rag_popen, wait_for, write_vault
+from helpers import ok, rag, rag_popen, wait_for, watching, write_vault
 from servers import DEADLINE, embedding_server, free_port, has_llama_server
 
 from ragcli.config import load_config
@@ -268,8 +268,7 @@ def test_watcher_waits_for_a_server_that_went_away(minilm, tmp_path, monkeypatch
     log = open(log_path, "wb")
     daemon = rag_popen("watch", notes, "--debounce", "0.3", "--reconcile-interval", "15", home=home, stderr=log)
     try:
-        state = home / "index" / "watch.json"
-        wait_for(lambda: _watching(state), "the watcher to start", DEADLINE, alive=daemon, log=log_path)
+        wait_for(lambda: watching(home), "the watcher to start", DEADLINE, alive=daemon, log=log_path)
         srv.stop()
         (notes / "Garden.md").write_text(BEES, encoding="utf-8")
         wait_for(lambda: "embedding server" in log_path.read_text(errors="replace"), "the watcher to log the failure",
@@ -285,14 +284,6 @@ def test_watcher_waits_for_a_server_that_went_away(minilm, tmp_path, monkeypatch
             daemon.wait()
         log.close()
         srv.stop()
-
-
-def _watching(state: Path) -> bool:
-    try:
-        st = json.loads(state.read_text())
-    except (OSError, ValueError):
-        return False
-    return st.get("state") == "watching" and st.get("syncs", 0) >= 1
 
 
 def _keyword_hit(home: Path, word: str, path: Path) -> bool:

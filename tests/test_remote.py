@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers import note_text, ok, paragraph, rag, rag_popen, verify_json, wait_for, write_vault
+from helpers import note_text, ok, paragraph, rag, rag_popen, verify_json, wait_for, watching, write_vault
 from servers import DEADLINE, chroma_cli, chroma_server
 
 pytestmark = pytest.mark.skipif(chroma_cli() is None, reason="the chroma CLI is not installed")
@@ -206,7 +206,7 @@ def test_watch_follows_an_edit_through_the_server(on_server, tmp_path):
     log = open(tmp_path / "watch.log", "wb")
     daemon = rag_popen("watch", notes, "--debounce", "0.3", home=home, stderr=log)
     try:
-        wait_for(lambda: _watching(home), "the watcher to start", DEADLINE, alive=daemon, log=tmp_path / "watch.log")
+        wait_for(lambda: watching(home), "the watcher to start", DEADLINE, alive=daemon, log=tmp_path / "watch.log")
         target = sorted(notes.rglob("*.md"))[0]
         target.write_text(BEES, encoding="utf-8")
         wait_for(lambda: _finds(home, target, "inspect the brood frames of the hive in swarm season", "apiarist"),
@@ -234,7 +234,7 @@ def test_watch_rides_out_a_server_outage(tmp_path, monkeypatch):
     log = open(log_path, "wb")
     daemon = rag_popen("watch", notes, "--debounce", "0.3", "--reconcile-interval", "20", home=home, stderr=log)
     try:
-        wait_for(lambda: _watching(home), "the watcher to start", DEADLINE, alive=daemon, log=log_path)
+        wait_for(lambda: watching(home), "the watcher to start", DEADLINE, alive=daemon, log=log_path)
         server.stop()
         target = sorted(notes.rglob("*.md"))[0]
         target.write_text(BEES, encoding="utf-8")
@@ -254,14 +254,6 @@ def test_watch_rides_out_a_server_outage(tmp_path, monkeypatch):
         assert_in_step(server, home)
     finally:
         server.stop()
-
-
-def _watching(home: Path) -> bool:
-    try:
-        st = json.loads((home / "index" / "watch.json").read_text())
-    except (OSError, ValueError):
-        return False
-    return st.get("state") == "watching" and st.get("syncs", 0) >= 1
 
 
 def _finds(home: Path, path: Path, query: str, marker: str) -> bool:
