@@ -132,7 +132,8 @@ def run(config, questions: dict[str, list[dict]], repeats: int, only: list[str] 
           f"({len(questions['para-dev'])}), test = even ids ({len(questions['para-test'])}), "
           f"matched = answers.jsonl ({len(questions['matched'])})")
     header = (f"{'variant':36s} | {'dev h@1':>7s} {'h@5':>5s} {'MRR':>5s} | {'test h@1':>8s} {'h@5':>5s} "
-              f"{'MRR':>5s} | {'all h@5':>7s} | {'matched h@5':>11s} {'MRR':>5s} | {'slip h@5':>8s} | {'p50 ms':>6s} {'p95 ms':>6s}")
+              f"{'MRR':>5s} | {'all h@5':>7s} | {'matched h@5':>11s} {'MRR':>5s} | {'slip h@5':>8s} | "
+              f"{'p50 ms':>6s} {'p95 ms':>6s}")
     print(header)
     print("-" * len(header))
     searcher.search("warm up", k=10, mode="hybrid")

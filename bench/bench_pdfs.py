@@ -233,7 +233,8 @@ def main() -> None:
     if not opts.no_pass:
         print(f"\nlimits against the real files: stream limit {limits.stream_bytes // MB} MB = "
               f"{limits.stream_bytes / MB / max(worst['text_stream_mb'], 1e-9):.0f}x the largest stream read for text "
-              f"({worst['text_stream_mb']:.2f} MB), {limits.stream_bytes / MB / max(worst['any_stream_mb'], 1e-9):.0f}x "
+              f"({worst['text_stream_mb']:.2f} MB), "
+              f"{limits.stream_bytes / MB / max(worst['any_stream_mb'], 1e-9):.0f}x "
               f"the largest stream of any kind ({worst['any_stream_mb']:.2f} MB); memory limit "
               f"{config.parse_memory_mb} MB = {config.parse_memory_mb / max(worst['peak_vm_mb'], 1e-9):.1f}x the "
               f"largest worker peak VM ({worst['peak_vm_mb']:.0f} MB); page timeout {config.parse_timeout:g}s = "

@@ -50,7 +50,8 @@ def test_follow_ups_are_rewritten_to_stand_alone():
     from ragcli.pipeline.chat import Turn, standalone
     from ragcli.types import Answer, Source
 
-    cited = Answer("How do I create a callout?", "x [1].", [Source(1, "/v/Callouts.md", "Callouts", "", 1, 2, None, 1.0)],
+    cited = Answer("How do I create a callout?", "x [1].",
+                   [Source(1, "/v/Callouts.md", "Callouts", "", 1, 2, None, 1.0)],
                    "m", {}, cited=[1], retrieval_query="How do I create a callout?")
     prev = Turn("How do I create a callout?", "How do I create a callout?", cited)
     assert standalone("And how do I make it foldable?", prev) == "How do I make Callouts foldable?"

@@ -205,7 +205,8 @@ def test_through_the_watcher_the_same_bytes_as_typer_and_in_process(vault, index
     warm = on_a_terminal("ask", "--max-tokens", "40", question, RAG_DAEMON="require", **home)
     cold = on_a_terminal("ask", "--max-tokens", "40", question, RAG_DAEMON="off", **home)
     assert warm[0] == 0 and warm == cold, (warm, cold)
-    assert warm[1].lstrip().startswith(b"\x1b[36m[1] \xe2\x80\x9c") or warm[1].lstrip().startswith(b"[1] "), warm[1][:200]
+    first = warm[1].lstrip()
+    assert first.startswith(b"\x1b[36m[1] \xe2\x80\x9c") or first.startswith(b"[1] "), warm[1][:200]
     quotes = on_a_terminal("ask", "--quotes", question, RAG_DAEMON="require", **home)
     assert quotes == on_a_terminal("ask", "--quotes", question, RAG_DAEMON="off", **home)
     assert quotes[0] == 0 and b"[1]" in quotes[1] and b"Sources:" in quotes[1]

@@ -231,7 +231,8 @@ def test_good_notes_are_searchable_in_every_encoding(hostile_run):
     folder, _outside, home, _expect, _proc, env = hostile_run
     for word, name, text in ((GOOD_WORD, "good/plain.md", GOOD_WORD), (LATIN1_WORD, "good/latin1.md", "crème brûlée"),
                              (UTF16_WORD, "good/utf16.md", "naïve"), ("crlfotter", "good/crlf.md", "crlfotter"),
-                             (BIG_WORD, "big/huge.md", BIG_WORD), ("pdfgoodmarmot", "pdf/tiny-good.pdf", "pdfgoodmarmot")):
+                             (BIG_WORD, "big/huge.md", BIG_WORD),
+                             ("pdfgoodmarmot", "pdf/tiny-good.pdf", "pdfgoodmarmot")):
         hits = json.loads(ok(rag("search", word, "--json", "-k", "3", home=home, env=env)).stdout)["results"]
         assert hits and hits[0]["path"] == str(folder / name), (word, hits[:1])
         assert text in hits[0]["text"], (word, hits[0]["text"][:200])

@@ -311,7 +311,8 @@ def test_paraphrased_questions_find_their_note_on_the_help_vault(help_vault_env)
     from conftest import ROOT, VAULT
 
     before = Fusion(full_keyword_cover=0.0, note_weight=0.0)
-    questions = [json.loads(line) for line in (ROOT / "bench" / "questions" / "paraphrase.jsonl").read_text().splitlines()]
+    questions = [json.loads(line)
+                 for line in (ROOT / "bench" / "questions" / "paraphrase.jsonl").read_text().splitlines()]
     s = Searcher(load_config(env=help_vault_env))
     found = {"before": 0, "after": 0}
     try:
@@ -359,7 +360,9 @@ def test_keyword_top_ranked_in_parts_on_threads_equals_one_scan(searcher, query)
     try:
         whole = idx.keyword_search(match, 8)
         assert len(whole) >= 3  # the query matches in several parts: the comparison means something
-        assert sorted(ranker.start(match, 8)(), key=lambda r: (-r[1], r[0])) == sorted(whole, key=lambda r: (-r[1], r[0]))
+        def ranked(rows):
+            return sorted(rows, key=lambda r: (-r[1], r[0]))
+        assert ranked(ranker.start(match, 8)()) == ranked(whole)
         within = sorted({ch.path for ch in idx.chunks([c for c, _ in whole]).values()})[:1]
         assert ranker.start(match, 8, within)() == idx.keyword_search(match, 8, within)
     finally:
