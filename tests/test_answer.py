@@ -171,7 +171,8 @@ def test_a_claim_citing_the_wrong_quote_is_shown_citing_the_right_one():
 
 def test_sentence_gate_stops_reading_a_model_that_loops_or_strays():
     quote = {1: "Steam whole milk to 60 °C; above 70 °C it tastes cooked."}
-    check = lambda s: check_sentence(s, quote, "milk temperature")  # noqa: E731
+    def check(s):
+        return check_sentence(s, quote, "milk temperature")
     looping = SentenceGate(check, None)
     looping.feed("Steam whole milk to 60 °C [1]. Steam the milk to 60 °C [1]. Above 70 °C it tastes ")
     assert looping.enough and looping.finish() == "Steam whole milk to 60 °C [1]."

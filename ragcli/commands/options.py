@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import typer
 
-from .run import answer_config, require_index  # noqa: F401 - shared by ask, chat, mcp
-
 MODEL = typer.Option(None, "--model", help="GGUF generation model file (or the server's model name with llm_url).")
 TEMPERATURE = typer.Option(None, "--temperature", help="Sampling temperature (0 = greedy).")
 MAX_TOKENS = typer.Option(None, "--max-tokens", help="Most tokens in an answer.")

@@ -64,7 +64,7 @@ class LlamaGenerator:
 
     def wait_loaded(self) -> None:
         """Block until a background load finishes; raise its error, if any."""
-        self.llm  # noqa: B018
+        self.llm  # noqa: B018 - the property joins the loading thread, or loads here
 
     @property
     def llm(self):
