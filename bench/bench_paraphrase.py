@@ -40,6 +40,7 @@ VAULT = SHARED / "obsidian-help" / "en"
 QUESTIONS = ROOT / "bench" / "questions"
 
 from ragcli.config import load_config  # noqa: E402
+from fusion_variants import Variant  # noqa: E402
 from ragcli.retrieve import Fusion, Searcher  # noqa: E402
 
 DEPTH = 50  # chunks asked for per question; notes are folded from them
@@ -105,7 +106,7 @@ def vault_config(home: Path | None):
     return config
 
 
-BEFORE = Fusion(full_keyword_cover=0.0, note_weight=0.0, respell=False)  # what issue 13 started from
+BEFORE = Variant(full_keyword_cover=0.0, note_weight=0.0, respell=False)  # what issue 13 started from
 
 
 def variants() -> list[tuple[str, str, Fusion]]:
