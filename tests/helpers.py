@@ -58,6 +58,20 @@ def ok(proc: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
     return proc
 
 
+def unprivileged(unreadable: Path) -> list[str]:
+    """A command prefix under which ``unreadable`` (mode 000) cannot be read: none for a user,
+    and for root (who reads any file) setpriv with every capability dropped. Still root, so
+    it reads the checkout and its venv wherever they are (a 0700 home, ``mktemp -d``), unlike
+    another user. Skips the test when that cannot be arranged."""
+    if os.geteuid() != 0:
+        return []
+    prefix = ["setpriv", "--inh-caps=-all", "--ambient-caps=-all", "--bounding-set=-all"]
+    if shutil.which("setpriv") is None or subprocess.run(prefix + ["cat", str(unreadable)],
+                                                         capture_output=True).returncode == 0:
+        pytest.skip("root, and setpriv cannot drop the capabilities that read a mode-000 file")
+    return prefix
+
+
 def watching(home: Path) -> bool:
     """The watcher on ``home`` has done its start-up sync (its state file says so)."""
     try:

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from conftest import PDFS
-from helpers import ok, rag
+from helpers import ok, rag, rag_env, unprivileged
 
 OUTSIDE_WORD = "exfiltratedpangolin"  # only in files outside the root, reachable by symlink
 LATIN1_WORD = "glühweinquokka"
@@ -287,26 +287,16 @@ def test_no_file_outside_the_root_is_even_opened(tmp_path):
 
 
 def test_unreadable_note_is_reported(tmp_path):
-    """A file the user cannot read is reported, not fatal, and the rest is indexed.
-
-    Root reads any file (CAP_DAC_OVERRIDE), so as root the run goes through setpriv with
-    every capability dropped: still root, so it reads the checkout and its venv wherever
-    they are (a 0700 home, ``mktemp -d``), but held to the mode-000 file like any user."""
+    """A file the user cannot read is reported, not fatal, and the rest is indexed (as root,
+    with root's power to read any file dropped: ``helpers.unprivileged``)."""
     folder = tmp_path / "notes"
     folder.mkdir()
     (folder / "fine.md").write_text(good_note("Fine", GOOD_WORD))
     locked = folder / "locked.md"
     locked.write_text("# Locked\n\nprivate\n")
     locked.chmod(0)
-    prefix = []
-    if os.geteuid() == 0:
-        prefix = ["setpriv", "--inh-caps=-all", "--ambient-caps=-all", "--bounding-set=-all"]
-        if shutil.which("setpriv") is None or subprocess.run(prefix + ["cat", str(locked)],
-                                                             capture_output=True).returncode == 0:
-            pytest.skip("root, and setpriv cannot drop the capabilities that read a mode-000 file")
-    proc = subprocess.run(prefix + [sys.executable, "-m", "ragcli.cli", "index", str(folder), "--json"],
-                          capture_output=True, timeout=600,
-                          env=dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1])))
+    proc = subprocess.run(unprivileged(locked) + [sys.executable, "-m", "ragcli.cli", "index", str(folder), "--json"],
+                          capture_output=True, timeout=600, env=rag_env())
     assert proc.returncode == 0 and b"Traceback" not in proc.stderr, proc.stderr[-3000:]
     report = json.loads(proc.stdout)
     reasons = {f["path"]: f["reason"] for f in report["files_failed"]}
