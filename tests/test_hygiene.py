@@ -97,7 +97,9 @@ def test_watch_logs_no_note_text(tmp_path, models_dir):
 
     try:
         wait_for(lambda: watching(home), "the watcher's start-up sync", 120, alive=proc)
-        (notes / "new.md").write_text(f"# New\n\nA fresh {SECRET} {EVIL}.\n")
+        # enough plain text that the control characters stay under the binary-file threshold
+        plain = "The watcher indexes this note as it indexes any other. " * 15
+        (notes / "new.md").write_text(f"# New\n\nA fresh {SECRET} {EVIL}.\n\n{plain}\n")
         wait_for(found, "the new note to be indexed", 120, alive=proc)
     finally:
         proc.terminate()
