@@ -43,7 +43,8 @@ class Corpus:
 
     def __init__(self, index_dir: Path):
         self.db = sqlite3.connect(f"file:{index_dir}/manifest.sqlite?mode=ro", uri=True)
-        rows = self.db.execute("SELECT rowid, path, vec_key, title, text, ordinal FROM chunks ORDER BY rowid").fetchall()
+        rows = self.db.execute("SELECT rowid, path, vec_key, title, text, ordinal FROM chunks"
+                               " ORDER BY rowid").fetchall()
         self.row_of = {r[0]: i for i, r in enumerate(rows)}
         vecs = {k: np.frombuffer(b, np.float32) for k, b in self.db.execute("SELECT key, vec FROM vectors")}
         self.M = np.stack([vecs[r[2]] for r in rows])
@@ -248,7 +249,8 @@ def main() -> None:
         ("hybrid field weights 1,1,1", dict(bm="flat")),
         ("hybrid note centroid 0.5", dict(note=0.5)),
         *([("hybrid about-vector 0.3", dict(about=0.3)),
-           ("hybrid about 0.3 + centroid 0.3 + cover 0.5", dict(about=0.3, note=0.3, cover=0.5))] if about is not None else []),
+           ("hybrid about 0.3 + centroid 0.3 + cover 0.5", dict(about=0.3, note=0.3, cover=0.5))]
+          if about is not None else []),
         ("vector note centroid 0.5", dict(mode="vector", note=0.5)),
         ("hybrid cover 0.5 + centroid 0.5 (shipped)", dict(cover=0.5, note=0.5)),
         # issue 13, second round: each against the shipped row above

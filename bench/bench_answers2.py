@@ -52,8 +52,8 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from answerscore import score, shows  # noqa: E402
-from benchlib import rag_env  # noqa: E402
+from answerscore import score, shows
+from benchlib import rag_env
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("RAG_BENCH_SHARED", ROOT.parent / "shared"))
@@ -196,7 +196,8 @@ def main() -> None:
     if args.baseline:
         checkouts.insert(0, (describe(args.baseline), args.baseline.resolve()))
     print(f"# {len(rows)} questions ({', '.join(names)}{', ' + args.split if args.split else ''}); "
-          f"{'rescored' if args.rescore else 'quotes only' if args.quotes_only else 'with the model'}; load {os.getloadavg()[0]:.1f}")
+          f"{'rescored' if args.rescore else 'quotes only' if args.quotes_only else 'with the model'}; "
+          f"load {os.getloadavg()[0]:.1f}")
     table, dump = [], {}
     saved = json.loads(args.rescore.read_text())["runs"] if args.rescore else None
     if saved:

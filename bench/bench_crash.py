@@ -5,7 +5,7 @@ the Obsidian help vault in ../shared), with edits between the kills; then `rag i
     python bench/bench_crash.py [--kills 5] [--max-delay 25] [--seed 1] [--vault DIR]
 
 This is acceptance check 1 (five kills on the Obsidian vault). It prints figures and the
-verdict; it asserts nothing. The same check runs as a test with RAG_SLOW_TESTS=1
+verdict; it asserts nothing. The same check runs as a test marked slow (`python -m pytest -m slow`)
 (tests/test_crash.py::test_acceptance_five_kills_on_the_obsidian_vault).
 """
 
@@ -94,7 +94,8 @@ def main() -> None:
           f"{'YES' if b'Traceback' in final.stderr else 'no'}")
     print(f"rag verify: exit {verify.returncode} in {t_verify:.1f}s, ok={json.loads(verify.stdout or '{}').get('ok')}")
     print(f"clean build of the same files: {t_clean:.1f}s")
-    print(f"status files/chunks: after kills {s_mine['files']}/{s_mine['chunks']}, clean {s_clean['files']}/{s_clean['chunks']}")
+    print(f"status files/chunks: after kills {s_mine['files']}/{s_mine['chunks']}, "
+          f"clean {s_clean['files']}/{s_clean['chunks']}")
     print(f"manifest (path -> chunk ids) equal to clean build: {mine[0] == theirs[0]}")
     print(f"Chroma id set equal to clean build: {mine[1] == theirs[1]} ({len(mine[1])} ids)")
     verdict = (final.returncode == 0 and verify.returncode == 0 and mine == theirs

@@ -123,7 +123,8 @@ class Baseline:
 
 def build_embedder(config, args):
     """make_embedder(config), unless an ablation flag asks for something else."""
-    progress = lambda m: print(m, file=sys.stderr)  # noqa: E731
+    def progress(m):
+        print(m, file=sys.stderr)
     ablation = args.workers or args.no_flash or args.batch_tokens or args.file_type or args.llama_embed
     if not ablation:
         return make_embedder(config, progress=progress)

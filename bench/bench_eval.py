@@ -27,13 +27,14 @@ SHARED = ROOT.parent / "shared" / "corpora"
 
 from ragcli.config import load_config  # noqa: E402
 from ragcli.maintenance.eval import evaluate, load_beir  # noqa: E402
+from fusion_variants import Variant  # noqa: E402
 from ragcli.retrieve import Fusion, Searcher  # noqa: E402
 
-BEFORE = Fusion(full_keyword_cover=0.0, note_weight=0.0, respell=False)  # the shipped fusion before issue 13
+BEFORE = Variant(full_keyword_cover=0.0, note_weight=0.0, respell=False)  # the shipped fusion before issue 13
 VARIANTS = [  # (label, mode, fusion)
     ("keyword (FTS5 bm25)", "keyword", None),
     ("vector (MiniLM cosine)", "vector", BEFORE),
-    ("hybrid: RRF k=60 (baseline)", "hybrid", Fusion(method="rrf", complete=False)),
+    ("hybrid: RRF k=60 (baseline)", "hybrid", Variant(method="rrf", complete=False)),
     ("hybrid: convex min-max, partial scores", "hybrid",
      replace(BEFORE, keyword_scale="minmax", complete=False)),
     ("hybrid: convex min-max, completed", "hybrid", replace(BEFORE, keyword_scale="minmax")),

@@ -40,6 +40,7 @@ VAULT = SHARED / "obsidian-help" / "en"
 QUESTIONS = ROOT / "bench" / "questions"
 
 from ragcli.config import load_config  # noqa: E402
+from fusion_variants import Variant  # noqa: E402
 from ragcli.retrieve import Fusion, Searcher  # noqa: E402
 
 DEPTH = 50  # chunks asked for per question; notes are folded from them
@@ -105,7 +106,7 @@ def vault_config(home: Path | None):
     return config
 
 
-BEFORE = Fusion(full_keyword_cover=0.0, note_weight=0.0, respell=False)  # what issue 13 started from
+BEFORE = Variant(full_keyword_cover=0.0, note_weight=0.0, respell=False)  # what issue 13 started from
 
 
 def variants() -> list[tuple[str, str, Fusion]]:
@@ -132,7 +133,8 @@ def run(config, questions: dict[str, list[dict]], repeats: int, only: list[str] 
           f"({len(questions['para-dev'])}), test = even ids ({len(questions['para-test'])}), "
           f"matched = answers.jsonl ({len(questions['matched'])})")
     header = (f"{'variant':36s} | {'dev h@1':>7s} {'h@5':>5s} {'MRR':>5s} | {'test h@1':>8s} {'h@5':>5s} "
-              f"{'MRR':>5s} | {'all h@5':>7s} | {'matched h@5':>11s} {'MRR':>5s} | {'slip h@5':>8s} | {'p50 ms':>6s} {'p95 ms':>6s}")
+              f"{'MRR':>5s} | {'all h@5':>7s} | {'matched h@5':>11s} {'MRR':>5s} | {'slip h@5':>8s} | "
+              f"{'p50 ms':>6s} {'p95 ms':>6s}")
     print(header)
     print("-" * len(header))
     searcher.search("warm up", k=10, mode="hybrid")

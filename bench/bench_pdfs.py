@@ -100,7 +100,7 @@ def _largest_stream(reader) -> int:
             obj = reader.get_object(num)
             if isinstance(obj, StreamObject):
                 largest = max(largest, len(obj.get_data()))
-        except Exception:  # a stream pypdf cannot decode (JPX, ...) says nothing about size here
+        except Exception:  # noqa: BLE001 - a stream pypdf cannot decode (JPX, ...) says nothing about size here
             continue
     return largest
 
@@ -197,7 +197,7 @@ def main() -> None:
         for path in files:
             try:
                 m = in_process(path)
-            except Exception as exc:  # tricky files: their outcome is the worker's line
+            except Exception as exc:  # noqa: BLE001 - tricky files: their outcome is the worker's line
                 m = {"pages": 0, "plain_pps": 0, "ours_pps": 0, "slowest_page_s": 0, "text_stream_mb": 0,
                      "any_stream_mb": 0, "plain_s": 0, "ours_s": 0, "error": type(exc).__name__}
             w = through_worker(path, config, work)
@@ -233,7 +233,8 @@ def main() -> None:
     if not opts.no_pass:
         print(f"\nlimits against the real files: stream limit {limits.stream_bytes // MB} MB = "
               f"{limits.stream_bytes / MB / max(worst['text_stream_mb'], 1e-9):.0f}x the largest stream read for text "
-              f"({worst['text_stream_mb']:.2f} MB), {limits.stream_bytes / MB / max(worst['any_stream_mb'], 1e-9):.0f}x "
+              f"({worst['text_stream_mb']:.2f} MB), "
+              f"{limits.stream_bytes / MB / max(worst['any_stream_mb'], 1e-9):.0f}x "
               f"the largest stream of any kind ({worst['any_stream_mb']:.2f} MB); memory limit "
               f"{config.parse_memory_mb} MB = {config.parse_memory_mb / max(worst['peak_vm_mb'], 1e-9):.1f}x the "
               f"largest worker peak VM ({worst['peak_vm_mb']:.0f} MB); page timeout {config.parse_timeout:g}s = "

@@ -118,8 +118,10 @@ def bench_embeddings(corpus: Path, tmp: Path, env: dict, sample: int, items) -> 
                                  ("server (llama_cpp.server)", wall_r, rep_r)):
             print(f"{label:28s} cold index {wall:7.1f} s wall, {rep['chunks_added']:5d} chunks "
                   f"({rep['embedded']} embedded) -> {rep['chunks_added'] / wall:5.1f} chunks/s")
-        print(f"ratio server/in-process: chunks/s end to end {(rep_r['chunks_added'] / wall_r) / (rep_l['chunks_added'] / wall_l):.2f}x, "
-              f"wall time {wall_r / wall_l:.2f}x (the server's index has {rep_r['chunks_added'] / rep_l['chunks_added']:.2f}x "
+        speed = (rep_r['chunks_added'] / wall_r) / (rep_l['chunks_added'] / wall_l)
+        print(f"ratio server/in-process: chunks/s end to end {speed:.2f}x, "
+              f"wall time {wall_r / wall_l:.2f}x "
+              f"(the server's index has {rep_r['chunks_added'] / rep_l['chunks_added']:.2f}x "
               f"the chunks: smaller ones)")
 
         texts = chunk_texts(local_home, sample)
@@ -202,7 +204,8 @@ def bench_vectors(local_home: Path, tmp: Path, env: dict, items) -> None:
                 top[label].append(tuple(c for c, _ in ids))
         for label, searcher in searchers.items():
             searcher.close()
-            print(f"{label:9s} search over {len(queries)} queries: hybrid p50 {statistics.median(hybrid[label]):6.1f} ms "
+            print(f"{label:9s} search over {len(queries)} queries: "
+                  f"hybrid p50 {statistics.median(hybrid[label]):6.1f} ms "
                   f"p95 {pct(hybrid[label], 0.95):6.1f} ms; vector query alone p50 "
                   f"{statistics.median(raw[label]):5.1f} ms p95 {pct(raw[label], 0.95):5.1f} ms")
         same = sum(a == b for a, b in zip(top["embedded"], top["server"]))

@@ -56,7 +56,8 @@ import threading
 import time
 from pathlib import Path
 
-from benchlib import (CORPORA, ROOT, children, cpu_seconds, drop_page_cache, finish, proc_memory, rag, rag_env, rag_popen,
+from benchlib import (CORPORA, ROOT, children, cpu_seconds, drop_page_cache, finish, proc_memory, rag, rag_env,
+                      rag_popen,
                       warm_models)
 
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
@@ -226,7 +227,8 @@ def phase_again(notes: Path, work: Path, paths: list[str]) -> None:
         print("cold page cache: skipped (cannot drop the kernel's page cache here)")
         return
     report, seconds, _peak = _edit_and_index(notes / paths[0], env)
-    print(f"one edited note (new process, cold page cache): {seconds:.2f}s wall (pipeline {report.get('seconds', 0):.2f}s)")
+    print(f"one edited note (new process, cold page cache): {seconds:.2f}s wall "
+          f"(pipeline {report.get('seconds', 0):.2f}s)")
     drop_page_cache()
     run = rag(["index", "--json"], env)
     report = run.json() if run.rc == 0 else {}
@@ -236,7 +238,8 @@ def phase_again(notes: Path, work: Path, paths: list[str]) -> None:
 
 def _edit_and_index(note: Path, env: dict) -> tuple[dict, float, float]:
     with note.open("a", encoding="utf-8") as fh:
-        fh.write(f"\n\n## Bench edit {time.time():.0f}\n\nA paragraph the scale bench appended about quokkas and lanterns.\n")
+        fh.write(f"\n\n## Bench edit {time.time():.0f}\n\n"
+                 "A paragraph the scale bench appended about quokkas and lanterns.\n")
     run = rag(["index", "--json"], env)
     return (run.json() if run.rc == 0 else {}), run.seconds, run.peak_mb
 
@@ -288,7 +291,8 @@ def phase_search(work: Path, indexed: list[str], n: int, hits: bool = True) -> N
         t = time.perf_counter()
         searcher.search(q, k=5)
         warm.append(time.perf_counter() - t)
-    print(f"warm Searcher (loaded in {load_s:.2f}s, then {n - 30} other queries): p50 {percentile(warm, .5) * 1000:.0f} ms, "
+    print(f"warm Searcher (loaded in {load_s:.2f}s, then {n - 30} other queries): "
+          f"p50 {percentile(warm, .5) * 1000:.0f} ms, "
           f"p95 {percentile(warm, .95) * 1000:.0f} ms over {len(qs)} queries")
     if not hits:
         searcher.close()
@@ -301,7 +305,8 @@ def phase_search(work: Path, indexed: list[str], n: int, hits: bool = True) -> N
         hits = 0
         for q in asked:
             good = {q["path"], *q["also"]}
-            found = [os.path.relpath(h.chunk.path, work / "notes") for h in searcher.search(q["question"], k=5, mode=mode)]
+            found = [os.path.relpath(h.chunk.path, work / "notes")
+                     for h in searcher.search(q["question"], k=5, mode=mode)]
             hits += any(p in good for p in found)
         scores[mode] = hits
     searcher.close()
@@ -343,7 +348,7 @@ def _watch_once(work: Path, label: str, prefix: tuple[str, ...] = ()) -> None:
         ready = next((t for t, line in lines if "start-up reconcile:" in line), None)
         time.sleep(0.2)
     if ready is None:
-        print(f"{label}: no start-up reconcile line; last lines: {[l for _, l in lines[-5:]]}")
+        print(f"{label}: no start-up reconcile line; last lines: {[text for _, text in lines[-5:]]}")
     else:
         time.sleep(5)
         rag_pid = proc.pid  # unshare and sh exec: the same process
@@ -354,7 +359,7 @@ def _watch_once(work: Path, label: str, prefix: tuple[str, ...] = ()) -> None:
         before = sum(cpu_seconds(pid) for pid in pids)
         time.sleep(30)
         idle_cpu = (sum(cpu_seconds(pid) for pid in pids) - before) / 30
-        observer = next((l for _, l in lines if "polling" in l or "inotify" in l), "")
+        observer = next((text for _, text in lines if "polling" in text or "inotify" in text), "")
         print(f"{label}: start-up reconcile done {ready:.2f}s after launch; idle RSS 5 s later: {detail} "
               f"(peak {max(m.get('VmHWM', 0) for m in mem.values()):.0f} MB); idle CPU over 30 s "
               f"{idle_cpu:.1%} of a core" + (f"; log: {observer[:160]}" if observer and prefix else ""))
@@ -364,7 +369,7 @@ def _watch_once(work: Path, label: str, prefix: tuple[str, ...] = ()) -> None:
     proc.send_signal(signal.SIGINT)
     try:
         proc.wait(timeout=60)
-    except Exception:
+    except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
     proc.stdout.read()
@@ -422,7 +427,8 @@ def phase_interrupt(notes: Path, work: Path, n: int) -> None:
               f"{first.seconds + resume.seconds:.1f}s vs {whole['seconds']:.1f}s "
               f"({(first.seconds + resume.seconds) / whole['seconds']:.2f}x)")
         verify = rag(["verify", "--json"], env)
-        print(f"    rag verify after the resume: exit {verify.rc}, ok={verify.json().get('ok') if verify.out else None}")
+        verified = verify.json().get('ok') if verify.out else None
+        print(f"    rag verify after the resume: exit {verify.rc}, ok={verified}")
 
 
 def start_chroma_server(work: Path):
@@ -466,8 +472,10 @@ def main() -> None:
     started = time.monotonic()
     if not notes.exists():
         copy_notes(paths, notes)
-    extra = f" (the first {opts.limit} by path + the question pages)" if opts.limit and not opts.no_question_pages else ""
-    print(f"{len(paths)} MDN notes{extra} ({sum((MDN / p).stat().st_size for p in paths) / 2**20:.1f} MB) under {notes}; "
+    extra = (f" (the first {opts.limit} by path + the question pages)"
+             if opts.limit and not opts.no_question_pages else "")
+    megabytes = sum((MDN / p).stat().st_size for p in paths) / 2**20
+    print(f"{len(paths)} MDN notes{extra} ({megabytes:.1f} MB) under {notes}; "
           f"copied in {time.monotonic() - started:.1f}s; {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}",
           flush=True)
     warm_models(rag_env(work / "warm-home"))

@@ -56,7 +56,8 @@ def build() -> bytes:
     xref_at = len(body)
     body += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
     body += b"".join(f"{o:010d} 00000 n \n".encode() for o in offsets)
-    body += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R /Info {info_id} 0 R >>\nstartxref\n{xref_at}\n%%EOF\n".encode()
+    body += (f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R /Info {info_id} 0 R >>\n"
+             f"startxref\n{xref_at}\n%%EOF\n").encode()
     return body
 
 

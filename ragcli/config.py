@@ -77,6 +77,11 @@ class Config:
 
 _PATH_KEYS = {"config_file", "data_dir", "models_dir"}
 POOLINGS = ("", "mean", "cls", "last")
+MODES = ("hybrid", "vector", "keyword")  # the search modes, for every door (CLI, socket, MCP)
+DAEMON = ("auto", "off", "require")
+# Settings whose command-line flag is spelled otherwise than --<setting>: a bad value is
+# reported under the flag the user typed (commands/options.py).
+FLAGS = {"llm_model": "--model", "n_ctx": "--ctx", "n_gpu_layers": "--gpu-layers", "top_k": "--top-k"}
 # Settings a user may set in config.toml or RAG_<NAME>; everything but the derived paths
 # config_file, and the paths themselves are allowed too (data_dir, models_dir).
 SETTABLE = tuple(f.name for f in fields(Config) if f.name != "config_file")
@@ -116,7 +121,7 @@ def _coerce(name: str, value: Any, source: str) -> Any:
             return float(value)
         return str(value)  # "str" and "str | None" (None = unset) alike
     except (TypeError, ValueError):
-        raise ConfigError(f"{source}: {name} must be {field_type}, got {value!r}") from None
+        raise ConfigError(f"{source} must be {field_type}, got {value!r}") from None
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -139,22 +144,20 @@ def load_config(overrides: dict[str, Any] | None = None, env: dict[str, str] | N
     values: dict[str, Any] = dict(_default_paths(env))
     config_file = Path(env["RAG_CONFIG"]).expanduser() if env.get("RAG_CONFIG") else values["config_file"]
     values["config_file"] = config_file
-    for key, raw in _read_toml(config_file).items():
-        values[key] = _coerce(key, raw, str(config_file))
-    for key in SETTABLE:
-        raw = env.get(f"RAG_{key.upper()}")
-        if raw is not None and raw != "":
-            values[key] = _coerce(key, raw, f"RAG_{key.upper()}")
-    for key, raw in (overrides or {}).items():
-        if raw is not None:
-            values[key] = _coerce(key, raw, f"--{key.replace('_', '-')}")
-    if values.get("mode", "hybrid") not in ("hybrid", "vector", "keyword"):
-        raise ConfigError(f"mode must be hybrid, vector or keyword, got {values['mode']!r}")
-    if values.get("daemon", "auto") not in ("auto", "off", "require"):
-        raise ConfigError(f"daemon must be auto, off or require, got {values['daemon']!r}")
-    if values.get("embed_pooling", "") not in POOLINGS:
-        raise ConfigError(f"embed_pooling must be mean, cls or last (or empty for the model's own), "
-                          f"got {values['embed_pooling']!r}")
+    given = [(key, raw, f"{config_file}: {key}") for key, raw in _read_toml(config_file).items()]
+    given += [(key, env[f"RAG_{key.upper()}"], f"RAG_{key.upper()}") for key in SETTABLE
+              if env.get(f"RAG_{key.upper()}")]
+    given += [(key, raw, FLAGS.get(key, f"--{key.replace('_', '-')}"))
+              for key, raw in (overrides or {}).items() if raw is not None]
+    source: dict[str, str] = {}  # setting -> where its value came from, as the user wrote it
+    for key, raw, where in given:  # in rising precedence: the last one wins
+        values[key], source[key] = _coerce(key, raw, where), where
+    for key, allowed, default in (("mode", MODES, "hybrid"), ("daemon", DAEMON, "auto"),
+                                  ("embed_pooling", POOLINGS, "")):
+        if values.get(key, default) not in allowed:
+            empty = " (or empty: the model's own)" if "" in allowed else ""
+            raise ConfigError(f"{source[key]} must be one of {', '.join(filter(None, allowed))}{empty}, "
+                              f"got {values[key]!r}")
     return Config(**values)
 
 

@@ -25,7 +25,7 @@ _FLOAT = re.compile(r"[0-9]{1,9}(\.[0-9]{1,9})?")
 
 # command -> option name -> (parameter, kind); the positional parameter; defaults.
 OPTIONS: dict[str, dict[str, tuple[str, str]]] = {
-    "search": {"-k": ("k", INT), "--top": ("k", INT), "--mode": ("mode", TEXT), "--path": ("path", TEXT),
+    "search": {"-k": ("k", INT), "--top-k": ("k", INT), "--mode": ("mode", TEXT), "--path": ("path", TEXT),
                "--tag": ("tag", TEXT), "--since": ("since", TEXT), "--until": ("until", TEXT),
                "--json": ("as_json", FLAG)},
     "ask": {"--quotes": ("quotes", FLAG), "--model": ("model", TEXT), "--temperature": ("temperature", FLOAT),
@@ -36,7 +36,7 @@ OPTIONS: dict[str, dict[str, tuple[str, str]]] = {
 }
 POSITIONAL = {"search": "query", "ask": "question"}
 DEFAULTS: dict[str, dict] = {
-    "search": {"k": 10, "mode": None, "path": None, "tag": None, "since": None, "until": None,
+    "search": {"k": None, "mode": None, "path": None, "tag": None, "since": None, "until": None,
                "as_json": False},
     "ask": {"quotes": False, "model": None, "temperature": None, "max_tokens": None, "ctx": None,
             "threads": None, "gpu_layers": None, "k": None, "mode": None, "min_score": None,

@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 # llama.cpp's OpenMP threads spin while waiting; on a shared 2-core machine that makes the
-# model-heavy fixtures several times slower (see ragcli/generate.py). Set before any import.
+# model-heavy fixtures several times slower (see ragcli/models/llama.py). Set before any import.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import pytest

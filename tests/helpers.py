@@ -13,7 +13,10 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -23,33 +26,79 @@ WORDS = ("river mountain lantern copper orchard meadow glacier harbor violet can
          "hollow ivory kettle lemon mosaic nutmeg oyster pebble quiver raven spruce tulip").split()
 
 
-def rag(*args, home: Path | None = None, env: dict | None = None, timeout: float = 600,
-        input: bytes | None = None) -> subprocess.CompletedProcess:
-    """Run the real CLI in a child process (``python -m ragcli.cli``); bytes in, bytes out."""
+def rag_env(home: Path | None = None, env: dict | None = None) -> dict[str, str]:
+    """This process's environment for a child ``python -m ragcli``: this checkout's package
+    first, ``home`` as RAG_HOME, then ``env``."""
     e = dict(os.environ)
     e["PYTHONPATH"] = str(ROOT) + os.pathsep + e.get("PYTHONPATH", "")
     if home is not None:
         e["RAG_HOME"] = str(home)
     e.update(env or {})
+    return e
+
+
+def rag(*args, home: Path | None = None, env: dict | None = None, timeout: float = 600,
+        input: bytes | None = None, text: bool = False) -> subprocess.CompletedProcess:
+    """Run the real CLI in a child process (``python -m ragcli.cli``); bytes in and out, or
+    str with ``text``."""
     return subprocess.run([sys.executable, "-m", "ragcli.cli", *map(str, args)], capture_output=True,
-                          env=e, timeout=timeout, input=input)
+                          env=rag_env(home, env), timeout=timeout, input=input, text=text)
 
 
 def rag_popen(*args, home: Path | None = None, env: dict | None = None, **kw) -> subprocess.Popen:
-    e = dict(os.environ)
-    e["PYTHONPATH"] = str(ROOT) + os.pathsep + e.get("PYTHONPATH", "")
-    if home is not None:
-        e["RAG_HOME"] = str(home)
-    e.update(env or {})
     kw.setdefault("stdout", subprocess.DEVNULL)
     kw.setdefault("stderr", subprocess.PIPE)
-    return subprocess.Popen([sys.executable, "-m", "ragcli.cli", *map(str, args)], env=e, **kw)
+    return subprocess.Popen([sys.executable, "-m", "ragcli.cli", *map(str, args)], env=rag_env(home, env), **kw)
 
 
 def ok(proc: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
     assert proc.returncode == 0, (proc.returncode, proc.stdout[-2000:], proc.stderr[-4000:])
-    assert b"Traceback" not in proc.stderr, proc.stderr[-4000:]
+    traceback = "Traceback" if isinstance(proc.stderr, str) else b"Traceback"
+    assert traceback not in proc.stderr, proc.stderr[-4000:]
     return proc
+
+
+def unprivileged(unreadable: Path) -> list[str]:
+    """A command prefix under which ``unreadable`` (mode 000) cannot be read: none for a user,
+    and for root (who reads any file) setpriv with every capability dropped. Still root, so
+    it reads the checkout and its venv wherever they are (a 0700 home, ``mktemp -d``), unlike
+    another user. Skips the test when that cannot be arranged."""
+    if os.geteuid() != 0:
+        return []
+    prefix = ["setpriv", "--inh-caps=-all", "--ambient-caps=-all", "--bounding-set=-all"]
+    if shutil.which("setpriv") is None or subprocess.run(prefix + ["cat", str(unreadable)],
+                                                         capture_output=True).returncode == 0:
+        pytest.skip("root, and setpriv cannot drop the capabilities that read a mode-000 file")
+    return prefix
+
+
+def watching(home: Path) -> bool:
+    """The watcher on ``home`` has done its start-up sync (its state file says so)."""
+    try:
+        state = json.loads((home / "index" / "watch.json").read_text())
+    except (OSError, ValueError):
+        return False
+    return state.get("state") == "watching" and state.get("syncs", 0) >= 1
+
+
+def wait_for(check, what, timeout: float = 180.0, *, alive: subprocess.Popen | None = None,
+             log: Path | None = None, every: float = 0.1):
+    """Poll ``check`` until it returns something true, and return that: how a test waits for
+    a state, never with a fixed sleep. Fails the test after ``timeout`` seconds, or at once
+    when ``alive`` (a process that must stay up) has exited; the message says ``what`` (or
+    calls it) and ends with the tail of ``log``. Generous deadlines: a loaded 2-core machine
+    loading models is slow, and no test asserts on time."""
+    deadline = time.monotonic() + timeout
+    while True:
+        got = check()
+        if got:
+            return got
+        ended = alive is not None and alive.poll() is not None
+        if ended or time.monotonic() > deadline:
+            why = f"the process exited ({alive.returncode})" if ended else f"timed out after {timeout:g}s"
+            tail = log.read_text(errors="replace")[-3000:] if log is not None and log.exists() else ""
+            pytest.fail(f"{why} while waiting for {what() if callable(what) else what}\n{tail}")
+        time.sleep(every)
 
 
 def paragraph(rng: random.Random, n: int = 60) -> str:
@@ -152,10 +201,9 @@ def on_a_terminal(args, stream: str = "stdout", env: dict | None = None,
     discarded: (exit code, what the terminal received)."""
     import pty
     import select
-    import time
 
     master, slave = pty.openpty()
-    e = dict(os.environ, PYTHONPATH=str(ROOT), **(env or {}))
+    e = rag_env(env=env)
     streams = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, stream: slave}
     proc = subprocess.Popen([sys.executable, "-m", "ragcli.cli", *map(str, args)], stdin=subprocess.DEVNULL,
                             env=e, **streams)

@@ -91,7 +91,8 @@ def test_quotes_are_exact_and_shown_before_generation(example_vault_env, monkeyp
     assert result["quotes"] and result["quotes"][0]["path"] == str(IRRIGATION)
     for q in result["quotes"]:
         words = " ".join(re.sub(r"[*`_]", "", q["text"]).split()[:6])
-        file_text = " ".join(re.sub(r"[*`_]|\[\[|\]\]", "", _lines(Path(q["path"]), q["line_start"], q["line_end"])).split())
+        lines = _lines(Path(q["path"]), q["line_start"], q["line_end"])
+        file_text = " ".join(re.sub(r"[*`_]|\[\[|\]\]", "", lines).split())
         assert words in file_text, (q, file_text)
 
 
@@ -138,7 +139,8 @@ def test_checker_removes_a_number_and_a_name_the_real_model_invents(example_vaul
 
 
 def test_checker_rules_on_known_sentences():
-    quote = {1: "Garden irrigation\nParts list\nPressure regulator set to 1.7 bar (25 psi); drip lines fail above 3 bar."}
+    quote = {1: "Garden irrigation\nParts list\n"
+                "Pressure regulator set to 1.7 bar (25 psi); drip lines fail above 3 bar."}
     q = "What pressure should the drip irrigation run at?"
     assert check_sentence("The regulator is set to 1.7 bar (25 psi) [1].", quote, q).ok
     wrong = check_sentence("It should run at 1.5 bar (2 psi) [1].", quote, q)
@@ -158,7 +160,8 @@ def test_sentence_gate_holds_each_sentence_until_checked():
     shown: list[str] = []
     quote = {1: "Steam whole milk to 60 °C; above 70 °C it tastes cooked."}
     gate = SentenceGate(lambda s: check_sentence(s, quote, "milk temperature"), shown.append)
-    for piece in ["Steam whole ", "milk to 60 °C", " [1]. It boils ", "at 85 °C [1]. Above 70 °C it tastes cooked [1]."]:
+    for piece in ["Steam whole ", "milk to 60 °C", " [1]. It boils ",
+                  "at 85 °C [1]. Above 70 °C it tastes cooked [1]."]:
         gate.feed(piece)
         assert all("85" not in s for s in shown)
     gate.finish()
@@ -183,7 +186,8 @@ def test_a_claim_citing_the_wrong_quote_is_shown_citing_the_right_one():
 
 def test_sentence_gate_stops_reading_a_model_that_loops_or_strays():
     quote = {1: "Steam whole milk to 60 °C; above 70 °C it tastes cooked."}
-    check = lambda s: check_sentence(s, quote, "milk temperature")  # noqa: E731
+    def check(s):
+        return check_sentence(s, quote, "milk temperature")
     looping = SentenceGate(check, None)
     looping.feed("Steam whole milk to 60 °C [1]. Steam the milk to 60 °C [1]. Above 70 °C it tastes ")
     assert looping.enough and looping.finish() == "Steam whole milk to 60 °C [1]."

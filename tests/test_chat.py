@@ -8,7 +8,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 import uuid
 
 import pytest
@@ -18,6 +17,7 @@ from ragcli.pipeline.chat import looks_like_follow_up
 from ragcli.config import load_config
 
 from conftest import VAULT
+from helpers import wait_for
 
 CALLOUTS = str(VAULT / "Editing and formatting" / "Callouts.md")
 
@@ -49,7 +49,8 @@ def test_follow_ups_are_rewritten_to_stand_alone():
     from ragcli.pipeline.chat import Turn, standalone
     from ragcli.types import Answer, Source
 
-    cited = Answer("How do I create a callout?", "x [1].", [Source(1, "/v/Callouts.md", "Callouts", "", 1, 2, None, 1.0)],
+    cited = Answer("How do I create a callout?", "x [1].",
+                   [Source(1, "/v/Callouts.md", "Callouts", "", 1, 2, None, 1.0)],
                    "m", {}, cited=[1], retrieval_query="How do I create a callout?")
     prev = Turn("How do I create a callout?", "How do I create a callout?", cited)
     assert standalone("And how do I make it foldable?", prev) == "How do I make Callouts foldable?"
@@ -89,15 +90,16 @@ needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is no
 
 
 class Tmux:
-    def __init__(self, env: dict[str, str], tmp_path):
+    def __init__(self, env: dict[str, str]):
         self.name = f"ragchat-{uuid.uuid4().hex[:8]}"
-        self.socket = str(tmp_path / "tmux.sock")
         envs = " ".join(f"{k}={v}" for k, v in env.items())
         cmd = f"env {envs} {sys.executable} -m ragcli.cli chat --max-tokens 200"
         self._tmux("new-session", "-d", "-s", self.name, "-x", "160", "-y", "50", cmd)
 
     def _tmux(self, *args: str) -> str:
-        return subprocess.run(["tmux", "-S", self.socket, *args], capture_output=True, text=True,
+        # -L: a server of its own, its socket in tmux's short folder (a socket path has a
+        # length limit that a deep temp folder can pass)
+        return subprocess.run(["tmux", "-L", self.name, *args], capture_output=True, text=True,
                               check=False).stdout
 
     def keys(self, *keys: str) -> None:
@@ -107,16 +109,14 @@ class Tmux:
         return self._tmux("capture-pane", "-p", "-t", self.name, "-S", "-200")
 
     def wait_for(self, predicate, timeout: float = 120.0) -> str:
-        deadline = time.time() + timeout
-        while time.time() < deadline:
+        """The screen, once ``predicate`` holds for it."""
+        def seen():
             text = self.screen()
-            if predicate(text):
-                return text
-            time.sleep(0.2)
-        raise AssertionError(f"timed out; screen was:\n{self.screen()}")
+            return text if predicate(text) else None
+        return wait_for(seen, lambda: f"the screen to change; it was:\n{self.screen()}", timeout)
 
     def alive(self) -> bool:
-        return subprocess.run(["tmux", "-S", self.socket, "has-session", "-t", self.name],
+        return subprocess.run(["tmux", "-L", self.name, "has-session", "-t", self.name],
                               capture_output=True).returncode == 0
 
     def kill(self) -> None:
@@ -128,8 +128,8 @@ def _prompt_ready(screen: str) -> bool:
 
 
 @needs_tmux
-def test_terminal_session_stream_interrupt_history_exit(example_vault_env, tmp_path):
-    tmux = Tmux({**example_vault_env, "OMP_WAIT_POLICY": "PASSIVE"}, tmp_path)
+def test_terminal_session_stream_interrupt_history_exit(example_vault_env):
+    tmux = Tmux({**example_vault_env, "OMP_WAIT_POLICY": "PASSIVE"})
     try:
         tmux.wait_for(_prompt_ready, 60)
         tmux.keys("What espresso ratio do I use?", "Enter")
@@ -155,10 +155,7 @@ def test_terminal_session_stream_interrupt_history_exit(example_vault_env, tmp_p
         tmux.keys("C-u")
         # Ctrl-D leaves, and the history was written under the data dir
         tmux.keys("C-d")
-        deadline = time.time() + 20
-        while tmux.alive() and time.time() < deadline:
-            time.sleep(0.2)
-        assert not tmux.alive()
+        wait_for(lambda: not tmux.alive(), "chat to leave on Ctrl-D", 20)
         history = (load_config(env={**os.environ, **example_vault_env}).data_dir / "chat_history").read_text()
         assert "What espresso ratio do I use?" in history
     finally:

@@ -18,11 +18,15 @@ import stat
 import subprocess
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import pytest
+from helpers import ok, rag_env, wait_for
+from helpers import rag as _rag
 
 ROOT = Path(__file__).resolve().parents[1]
+rag = partial(_rag, text=True)  # this file reads str output
 DEADLINE = 180.0  # seconds for a state to show up (a loaded 2-core machine loading models)
 
 NOTES = {
@@ -37,36 +41,6 @@ NOTES = {
 
 
 # ---------------------------------------------------------------- helpers
-
-
-def _env(**extra) -> dict:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    env.update(extra)
-    return env
-
-
-def rag(*args: str, timeout: float = 300.0, **env) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "ragcli.cli", *map(str, args)], capture_output=True,
-                          text=True, env=_env(**env), cwd=ROOT, timeout=timeout)
-
-
-def ok(proc: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
-    assert proc.returncode == 0, (proc.returncode, proc.stdout[-2000:], proc.stderr[-3000:])
-    assert "Traceback" not in proc.stderr, proc.stderr
-    return proc
-
-
-def wait_for(check, what: str, timeout: float = DEADLINE, log: Path | None = None):
-    deadline = time.monotonic() + timeout
-    while True:
-        got = check()
-        if got:
-            return got
-        if time.monotonic() > deadline:
-            tail = log.read_text(errors="replace")[-3000:] if log and log.exists() else ""
-            pytest.fail(f"timed out after {timeout:g}s waiting for {what}\n{tail}")
-        time.sleep(0.3)
 
 
 def live_status() -> dict | None:
@@ -119,7 +93,7 @@ def detach(*args: str) -> int:
 
 
 def search_json(query: str, *args: str, **env) -> dict:
-    return json.loads(ok(rag("search", "--json", query, *args, **env)).stdout)
+    return json.loads(ok(rag("search", "--json", query, *args, env=env)).stdout)
 
 
 # ---------------------------------------------------------------- no watcher needed
@@ -128,7 +102,7 @@ def search_json(query: str, *args: str, **env) -> dict:
 def test_client_imports_stay_light():
     code = ("import ragcli.cli, ragcli.serve.client, sys; "
             "print([m for m in ('numpy', 'chromadb', 'llama_cpp', 'watchdog', 'ragcli.store') if m in sys.modules])")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_env(), check=True)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=rag_env(), check=True)
     assert out.stdout.strip() == "[]"
 
 
@@ -165,7 +139,7 @@ def test_stop_and_status_with_no_watcher(rag_home):
     assert wrong.returncode == 2 and "rag watch --stop" in wrong.stderr
     assert rag("watch", "--stop", "--status").returncode == 2
     # With no watcher, `require` fails plainly (exit 11) and `auto` works in process.
-    assert rag("search", "anything", RAG_DAEMON="require").returncode == 11
+    assert rag("search", "anything", env={"RAG_DAEMON": "require"}).returncode == 11
 
 
 # ---------------------------------------------------------------- a detached watcher
@@ -179,7 +153,7 @@ def test_detach_survives_the_terminal_then_stop(vault, index_dir, rag_home, tmp_
               f'> "{tmp_path}/launcher.out" 2>&1; echo $? > "{rc_file}"; exec sleep 600')
     # A terminal's shell starts with SIGHUP at its default; under nohup it would be ignored and
     # inherited (a shell cannot un-ignore it), and the "window closing" would close nothing.
-    terminal = subprocess.Popen(["sh", "-c", script], env=_env(), cwd=ROOT, start_new_session=True,
+    terminal = subprocess.Popen(["sh", "-c", script], env=rag_env(), cwd=ROOT, start_new_session=True,
                                 preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_DFL))
     try:
         wait_for(lambda: rc_file.exists() and rc_file.read_text().strip(), "the launcher to return")
@@ -193,8 +167,8 @@ def test_detach_survives_the_terminal_then_stop(vault, index_dir, rag_home, tmp_
         if terminal.poll() is None:
             os.killpg(terminal.pid, signal.SIGKILL)
             terminal.wait()
+    # It answers after its terminal hung up: it outlived the hangup.
     wait_for(lambda: (live_status() or {}).get("serving") == "ready", "the watcher to answer")
-    time.sleep(1.0)
     assert alive(pid)
 
     # Its files: pid file, socket and log, owner-only.
@@ -267,7 +241,8 @@ def test_edits_are_found_through_the_socket_with_in_process_results(vault, index
     assert live_status()["requests"] == before + 1  # auto went through the socket too
 
     # Other settings than the watcher's: `auto` answers in process, `require` says why not.
-    other = rag("search", "--json", "caraway", RAG_DAEMON="require", RAG_TOP_K="4", RAG_CHUNK_TOKENS="120")
+    other = rag("search", "--json", "caraway",
+                env={"RAG_DAEMON": "require", "RAG_TOP_K": "4", "RAG_CHUNK_TOKENS": "120"})
     assert other.returncode == 11 and "settings" in other.stderr
     assert search_json("caraway", RAG_CHUNK_TOKENS="120") == search_json("caraway", RAG_DAEMON="off")
 
@@ -281,9 +256,9 @@ def test_edits_are_found_through_the_socket_with_in_process_results(vault, index
     assert answer is not None and answer.covered and pieces  # streamed a checked sentence at a time
     assert "".join(pieces).strip() == answer.text
     warm = json.loads(ok(rag("ask", "--json", "--max-tokens", "48", "How is the rye bread baked?",
-                             RAG_DAEMON="require")).stdout)
+                             env={"RAG_DAEMON": "require"})).stdout)
     cold = json.loads(ok(rag("ask", "--json", "--max-tokens", "48", "How is the rye bread baked?",
-                             RAG_DAEMON="off")).stdout)
+                             env={"RAG_DAEMON": "off"})).stdout)
     warm.pop("timings"), cold.pop("timings")
     assert warm == cold
     assert warm["answer"] == answer.text and any(s["path"].endswith("Bread.md") for s in warm["sources"])
@@ -316,7 +291,7 @@ def test_kill_9_mid_write_falls_back_and_the_next_start_recovers(tmp_path, index
 
     # A stale socket file is left behind: the CLI answers in process at once.
     assert (index_dir / "watch.sock").exists()
-    assert rag("search", "--json", "note", RAG_DAEMON="require", timeout=60).returncode == 11
+    assert rag("search", "--json", "note", timeout=60, env={"RAG_DAEMON": "require"}).returncode == 11
     fallback = ok(rag("search", "--json", "note", timeout=300))
     assert "results" in json.loads(fallback.stdout)
     assert json.loads(ok(rag("watch", "--status", "--json")).stdout)["running"] is False
@@ -356,11 +331,20 @@ def _wait_for_a_write(manifest: Path, timeout: float) -> bool:
     return False
 
 
+def _connect(path: Path) -> socket.socket:
+    """A raw connection, whatever the length of the temp folder's path (``Address``)."""
+    from ragcli.serve.protocol import Address
+
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    with Address(path) as address:
+        sock.connect(address)
+    return sock
+
+
 def _exchange(path: Path, data: bytes, timeout: float = 30.0) -> list[dict]:
     """Send raw bytes, half-close, read every reply line."""
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock = _connect(path)
     sock.settimeout(timeout)
-    sock.connect(str(path))
     try:
         try:
             sock.sendall(data)
@@ -401,10 +385,8 @@ def test_malformed_requests_get_an_error_never_a_crash(vault, index_dir, rag_hom
     replies = _exchange(path, b'{"op": "search", "settings": "other", "query": "bread"}\n')
     assert replies[0]["code"] == "settings"
     # A client that connects and says nothing, and one that sends half a line and leaves.
-    silent = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    silent.connect(str(path))
-    half = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    half.connect(str(path))
+    silent = _connect(path)
+    half = _connect(path)
     half.sendall(b'{"op": "sea')
     half.close()
     assert not Path("/tmp/pwned").exists()

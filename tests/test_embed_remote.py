@@ -19,14 +19,13 @@ import re
 import signal
 import subprocess
 import threading
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from conftest import EXAMPLES
-from helpers import ok, rag, rag_popen, write_vault
+from helpers import ok, rag, rag_popen, wait_for, watching, write_vault
 from servers import DEADLINE, embedding_server, free_port, has_llama_server
 
 from ragcli.config import load_config
@@ -269,15 +268,14 @@ def test_watcher_waits_for_a_server_that_went_away(minilm, tmp_path, monkeypatch
     log = open(log_path, "wb")
     daemon = rag_popen("watch", notes, "--debounce", "0.3", "--reconcile-interval", "15", home=home, stderr=log)
     try:
-        state = home / "index" / "watch.json"
-        wait_for(lambda: _watching(state), daemon, log_path, "the watcher to start")
+        wait_for(lambda: watching(home), "the watcher to start", DEADLINE, alive=daemon, log=log_path)
         srv.stop()
         (notes / "Garden.md").write_text(BEES, encoding="utf-8")
-        wait_for(lambda: "embedding server" in log_path.read_text(errors="replace"), daemon, log_path,
-                 "the watcher to log the failure")
+        wait_for(lambda: "embedding server" in log_path.read_text(errors="replace"), "the watcher to log the failure",
+                 DEADLINE, alive=daemon, log=log_path)
         srv.start()  # the server comes back; the watcher retries by itself
-        wait_for(lambda: _keyword_hit(home, "apiarist", notes / "Garden.md"), daemon, log_path,
-                 "the edit to be indexed after the server came back", deadline=DEADLINE + 60)
+        wait_for(lambda: _keyword_hit(home, "apiarist", notes / "Garden.md"),
+                 "the edit to be indexed after the server came back", DEADLINE + 60, alive=daemon, log=log_path)
         daemon.send_signal(signal.SIGTERM)
         assert daemon.wait(timeout=30) == 0, log_path.read_text(errors="replace")[-3000:]
     finally:
@@ -288,25 +286,6 @@ def test_watcher_waits_for_a_server_that_went_away(minilm, tmp_path, monkeypatch
         srv.stop()
 
 
-def _watching(state: Path) -> bool:
-    try:
-        st = json.loads(state.read_text())
-    except (OSError, ValueError):
-        return False
-    return st.get("state") == "watching" and st.get("syncs", 0) >= 1
-
-
 def _keyword_hit(home: Path, word: str, path: Path) -> bool:
     proc = rag("search", word, "--mode", "keyword", "--json", home=home)
     return proc.returncode == 0 and any(h["path"] == str(path) for h in json.loads(proc.stdout)["results"])
-
-
-def wait_for(check, proc: subprocess.Popen, log: Path, what: str, deadline: float = DEADLINE) -> None:
-    until = time.monotonic() + deadline
-    while not check():
-        if proc.poll() is not None:
-            pytest.fail(f"the watcher exited ({proc.returncode}) while waiting for {what}\n"
-                        f"{log.read_text(errors='replace')[-3000:]}")
-        if time.monotonic() > until:
-            pytest.fail(f"timed out after {deadline:g}s waiting for {what}\n{log.read_text(errors='replace')[-3000:]}")
-        time.sleep(0.5)

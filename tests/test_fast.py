@@ -60,7 +60,7 @@ def test_the_option_table_is_the_typer_commands_own(name):
 
 
 FORMS = [
-    ["search", "pour over"], ["search", "q", "-k", "3"], ["search", "-k", "3", "q"], ["search", "q", "--top=7"],
+    ["search", "pour over"], ["search", "q", "-k", "3"], ["search", "-k", "3", "q"], ["search", "q", "--top-k=7"],
     ["search", "--json", "q", "--mode", "keyword", "--path", "*/Coffee/*", "--tag", "x", "--since",
      "2024-01-01", "--until=2025-01-01"],
     ["search", "q", "--mode="], ["search", ""], ["search", "é ü 漢字"], ["search", "q", "-k", "0"],
@@ -72,7 +72,7 @@ FORMS = [
     ["search", "q", "-k", "3.5"], ["search", "q", "-k", "03"], ["search", "q", "-k", " 3"], ["search", "q", "-k", "３"],
     ["search", "q", "--json=1"], ["search", "q", "--bogus"], ["search", "--", "-q"], ["search", "-"],
     ["search", "q", "-h"], ["search", "q", "--help"], ["search", "q", "--mode", "a", "--mode", "b"],
-    ["search", "q", "--top", "1", "-k", "2"], ["ask", "q", "--min-score", "-1"], ["ask", "q", "--temperature", ".5"],
+    ["search", "q", "--top-k", "1", "-k", "2"], ["ask", "q", "--min-score", "-1"], ["ask", "q", "--temperature", ".5"],
     ["ask", "q", "--temperature", "1e3"], ["--debug", "search", "q"], ["status"], [], ["searc", "q"],
 ]
 

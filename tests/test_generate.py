@@ -3,15 +3,10 @@ the token budget, the prefix KV cache, citation checking, the server seam."""
 
 from __future__ import annotations
 
-import importlib.util
-import json
-import socket
-import subprocess
 import sys
-import time
-import urllib.request
 
 import pytest
+from servers import Server, free_port, has_llama_server
 
 from ragcli.retrieve.relevance import relevant
 from ragcli.errors import ModelError
@@ -128,7 +123,7 @@ def test_a_broken_model_loading_in_the_background_raises_in_the_caller(tmp_path)
 
 def test_a_damaged_prefix_cache_is_rebuilt(tmp_path):
     g = LlamaGenerator(MODEL, n_ctx=512, n_threads=2, cache_dir=tmp_path)
-    g.llm
+    g.llm  # noqa: B018 - loading the model writes the prefix cache
     g.close()
     for f in tmp_path.glob("prefix-*.kv"):
         f.write_bytes(b"RAGKV1\n" + b"\x00garbage" * 10)
@@ -165,10 +160,7 @@ def test_make_generator_picks_the_server_when_llm_url_is_set():
 
 
 def test_unreachable_server_is_a_model_error():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    g = OpenAIGenerator(f"http://127.0.0.1:{port}/v1", timeout=5)
+    g = OpenAIGenerator(f"http://127.0.0.1:{free_port()}/v1", timeout=5)
     with pytest.raises(ModelError, match="cannot reach"):
         g.generate([{"role": "user", "content": "hi"}], max_tokens=4, temperature=0.0)
 
@@ -176,44 +168,16 @@ def test_unreachable_server_is_a_model_error():
 # ---------------------------------------------------------------------------------------
 # The real llama.cpp server (llama-cpp-python[server]) on loopback
 
-has_server = importlib.util.find_spec("fastapi") is not None and importlib.util.find_spec("sse_starlette") is not None
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
-def llama_server():
-    if not has_server:
+def llama_server(tmp_path_factory):
+    if not has_llama_server():
         pytest.skip("llama-cpp-python[server] is not installed (pip install 'llama-cpp-python[server]')")
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(MODEL), "--host", "127.0.0.1",
-         "--port", str(port), "--n_ctx", "1024", "--n_threads", "2", "--verbose", "False"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    url = f"http://127.0.0.1:{port}/v1"
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"llama_cpp.server exited: {proc.stderr.read().decode()[-2000:]}")
-        try:
-            with urllib.request.urlopen(url + "/models", timeout=2) as resp:
-                json.load(resp)
-            break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        proc.kill()
-        pytest.fail("llama_cpp.server did not start in 60 s")
-    yield url
-    proc.terminate()
-    try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    port = free_port()
+    server = Server([sys.executable, "-m", "llama_cpp.server", "--model", str(MODEL), "--host", "127.0.0.1",
+                     "--port", str(port), "--n_ctx", "1024", "--n_threads", "2", "--verbose", "False"],
+                    port, "/v1/models", tmp_path_factory.mktemp("llama-server") / "server.log").start()
+    yield server.url + "/v1"
+    server.stop()
 
 
 def test_openai_generator_streams_from_the_llama_cpp_server(llama_server, gen):

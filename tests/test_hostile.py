@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from conftest import PDFS
-from helpers import ok, rag
+from helpers import ok, rag, rag_env, unprivileged
 
 OUTSIDE_WORD = "exfiltratedpangolin"  # only in files outside the root, reachable by symlink
 LATIN1_WORD = "glühweinquokka"
@@ -231,7 +231,8 @@ def test_good_notes_are_searchable_in_every_encoding(hostile_run):
     folder, _outside, home, _expect, _proc, env = hostile_run
     for word, name, text in ((GOOD_WORD, "good/plain.md", GOOD_WORD), (LATIN1_WORD, "good/latin1.md", "crème brûlée"),
                              (UTF16_WORD, "good/utf16.md", "naïve"), ("crlfotter", "good/crlf.md", "crlfotter"),
-                             (BIG_WORD, "big/huge.md", BIG_WORD), ("pdfgoodmarmot", "pdf/tiny-good.pdf", "pdfgoodmarmot")):
+                             (BIG_WORD, "big/huge.md", BIG_WORD),
+                             ("pdfgoodmarmot", "pdf/tiny-good.pdf", "pdfgoodmarmot")):
         hits = json.loads(ok(rag("search", word, "--json", "-k", "3", home=home, env=env)).stdout)["results"]
         assert hits and hits[0]["path"] == str(folder / name), (word, hits[:1])
         assert text in hits[0]["text"], (word, hits[0]["text"][:200])
@@ -285,38 +286,19 @@ def test_no_file_outside_the_root_is_even_opened(tmp_path):
     assert (folder / "fine.md").name in log.read_text(errors="replace")  # strace did see our opens
 
 
-def test_unreadable_note_is_reported(tmp_path, models_dir):
-    """A file the user cannot read is reported, not fatal. As root, DAC does not apply, so the
-    run goes through setpriv as nobody."""
-    if os.geteuid() == 0 and shutil.which("setpriv") is None:
-        pytest.skip("root without setpriv: cannot make a file unreadable")
-    base = Path("/tmp") / f"ragcli-unreadable-{os.getpid()}" if os.geteuid() == 0 else tmp_path
-    shutil.rmtree(base, ignore_errors=True)
-    base.mkdir(mode=0o755)
-    try:
-        folder = base / "notes"
-        folder.mkdir()
-        (folder / "fine.md").write_text(good_note("Fine", GOOD_WORD))
-        locked = folder / "locked.md"
-        locked.write_text("# Locked\n\nprivate\n")
-        locked.chmod(0)
-        home = base / "home"
-        models = base / "models"
-        shutil.copytree(models_dir, models)
-        prefix = []
-        if os.geteuid() == 0:
-            for p in (base, folder, models, *models.rglob("*")):
-                os.chown(p, 65534, 65534)
-            os.chown(folder / "fine.md", 65534, 65534)
-            prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
-        env = dict(os.environ, RAG_HOME=str(home), RAG_MODELS_DIR=str(models), HOME=str(base),
-                   PYTHONPATH=str(Path(__file__).resolve().parents[1]))
-        proc = subprocess.run(prefix + [sys.executable, "-m", "ragcli.cli", "index", str(folder), "--json"],
-                              capture_output=True, env=env, timeout=600)
-        assert proc.returncode == 0 and b"Traceback" not in proc.stderr, proc.stderr[-3000:]
-        report = json.loads(proc.stdout)
-        reasons = {f["path"]: f["reason"] for f in report["files_failed"]}
-        assert str(locked) in reasons and reasons[str(locked)], report
-        assert report["files_indexed"] == 1
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
+def test_unreadable_note_is_reported(tmp_path):
+    """A file the user cannot read is reported, not fatal, and the rest is indexed (as root,
+    with root's power to read any file dropped: ``helpers.unprivileged``)."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "fine.md").write_text(good_note("Fine", GOOD_WORD))
+    locked = folder / "locked.md"
+    locked.write_text("# Locked\n\nprivate\n")
+    locked.chmod(0)
+    proc = subprocess.run(unprivileged(locked) + [sys.executable, "-m", "ragcli.cli", "index", str(folder), "--json"],
+                          capture_output=True, timeout=600, env=rag_env())
+    assert proc.returncode == 0 and b"Traceback" not in proc.stderr, proc.stderr[-3000:]
+    report = json.loads(proc.stdout)
+    reasons = {f["path"]: f["reason"] for f in report["files_failed"]}
+    assert str(locked) in reasons and reasons[str(locked)], report
+    assert report["files_indexed"] == 1

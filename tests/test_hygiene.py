@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import ROOT, ok, rag, write_vault
+from helpers import ROOT, ok, rag, rag_popen, wait_for, watching, write_vault
 
 SECRET = "confidentialaardvark"  # note text that must never show up in a log
 # ESC-based sequences: colour, cursor movement, an OSC 52 clipboard write, an OSC 8 link,
@@ -83,27 +83,24 @@ def test_no_note_text_is_logged_at_the_default_level(evil_home, tmp_path):
 
 
 def test_watch_logs_no_note_text(tmp_path, models_dir):
-    import time
-
     notes = _evil_vault(tmp_path / "notes")
     home = tmp_path / "home"
     env = {"RAG_MODELS_DIR": str(models_dir)}
     ok(rag("index", notes, home=home, env=env))
     log = tmp_path / "watch.log"
-    e = dict(os.environ, RAG_HOME=str(home), PYTHONPATH=str(ROOT), **env)
-    proc = subprocess.Popen([sys.executable, "-m", "ragcli.cli", "watch", str(notes), "--debounce", "0.2",
-                             "--log-file", str(log)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=e)
+    proc = rag_popen("watch", notes, "--debounce", "0.2", "--log-file", log, home=home, env=env,
+                     stdout=subprocess.PIPE)
+
+    def found() -> bool:
+        proc = ok(rag("search", "fresh", "--json", "--mode", "keyword", home=home, env=env))
+        return bool(json.loads(proc.stdout)["results"])
+
     try:
-        deadline = time.monotonic() + 60
-        while not (home / "index" / "watch.json").exists() and time.monotonic() < deadline:
-            time.sleep(0.2)
-        time.sleep(1)
-        (notes / "new.md").write_text(f"# New\n\nA fresh {SECRET} {EVIL}.\n")
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if json.loads(ok(rag("search", "fresh", "--json", "--mode", "keyword", home=home, env=env)).stdout)["results"]:
-                break
-            time.sleep(0.5)
+        wait_for(lambda: watching(home), "the watcher's start-up sync", 120, alive=proc)
+        # enough plain text that the control characters stay under the binary-file threshold
+        plain = "The watcher indexes this note as it indexes any other. " * 15
+        (notes / "new.md").write_text(f"# New\n\nA fresh {SECRET} {EVIL}.\n\n{plain}\n")
+        wait_for(found, "the new note to be indexed", 120, alive=proc)
     finally:
         proc.terminate()
         out, err = proc.communicate(timeout=60)

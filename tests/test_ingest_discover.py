@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,6 +12,7 @@ import pytest
 from ragcli.ingest.discover import Found, Skipped, classify, discover, parse_ignore, is_ignored
 
 from conftest import VAULT  # the path as reached (../shared may be a symlink)
+from helpers import rag_env, unprivileged
 
 
 def _write(path: Path, text: str = "# note\n\nbody\n") -> Path:
@@ -102,9 +105,12 @@ def test_fifo_and_unreadable(tmp_path: Path) -> None:
         items = {i.path.name: i for i in discover([root])}  # must not block on the FIFO
         assert items["pipe.md"].reason == "not a regular file (a FIFO)"
         assert isinstance(items["ok.md"], Found)
-        if os.geteuid() == 0:
-            pytest.skip("running as root: chmod 000 files stay readable, so 'unreadable' cannot be produced")
-        assert items["locked.md"].reason.startswith("unreadable")
+        # as a user who cannot read it (root reads any file: ``unprivileged`` drops that)
+        code = ("import sys; from ragcli.ingest.discover import discover; "
+                "print(next(i.reason for i in discover([sys.argv[1]]) if i.path.name == 'locked.md'))")
+        out = subprocess.run(unprivileged(locked) + [sys.executable, "-c", code, str(root)],
+                             capture_output=True, text=True, env=rag_env(), timeout=120)
+        assert out.stdout.startswith("unreadable"), (out.stdout, out.stderr[-2000:])
     finally:
         locked.chmod(0o644)
 

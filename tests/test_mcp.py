@@ -16,11 +16,11 @@ import pytest
 
 pytest.importorskip("mcp")
 
-from anyio.from_thread import start_blocking_portal  # noqa: E402
-from mcp.client.session import ClientSession  # noqa: E402
-from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
+from anyio.from_thread import start_blocking_portal
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from conftest import EXAMPLES, ROOT  # noqa: E402
+from conftest import EXAMPLES, ROOT
 
 SECRET = "TOP SECRET: the launch code is 0000"
 TIMEOUT = 300  # seconds for one call: generous, the machine is shared

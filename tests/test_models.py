@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import wait_for
 
 from ragcli.config import load_config
 from ragcli.errors import ModelError
@@ -184,21 +185,19 @@ def test_reference_is_unit_norm():
 
 def test_a_killed_conversion_leaves_no_half_file(tmp_path):
     """Kill the converting process part-way: the cached name holds a whole file or nothing."""
-    import time
-
     home = tmp_path / "killed"
-    env = dict(os.environ, RAG_HOME=str(home), RAG_MODELS_DIR=str(home / "models"))
+    models = home / "models"
+    env = dict(os.environ, RAG_HOME=str(home), RAG_MODELS_DIR=str(models))
     code = ("from ragcli.config import load_config; from ragcli.embed.builtin import resolve_embed_model; "
             "resolve_embed_model(load_config(), progress=lambda e: print(e.message, flush=True))")
-    proc = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, text=True)
-    assert "Converting" in proc.stdout.readline()  # it has started writing
-    time.sleep(0.3)
+    proc = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.DEVNULL)
+    # killed while its temporary file is being written or checked, never after a guessed delay
+    wait_for(lambda: any(f.stat().st_size for f in models.glob(".*.tmp")), "a half-written conversion", 300,
+             alive=proc, every=0.005)
     proc.kill()
     proc.wait()
-    config = load_config(env={"RAG_HOME": str(home), "RAG_MODELS_DIR": str(home / "models")})
-    target = builtin_embed_path(config)
-    if target.exists():  # it finished before the kill: then the file must be whole
-        read_gguf_info(target)
+    config = load_config(env={"RAG_HOME": str(home), "RAG_MODELS_DIR": str(models)})
+    assert not builtin_embed_path(config).exists()
     spec = resolve_embed_model(config)  # and the next run converts (again) cleanly
     assert spec.present and read_gguf_info(spec.path)
 

@@ -18,13 +18,12 @@ import random
 import signal
 import sqlite3
 import subprocess
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from helpers import note_text, ok, paragraph, rag, rag_popen, verify_json, write_vault
+from helpers import note_text, ok, paragraph, rag, rag_popen, verify_json, wait_for, watching, write_vault
 from servers import DEADLINE, chroma_cli, chroma_server
 
 pytestmark = pytest.mark.skipif(chroma_cli() is None, reason="the chroma CLI is not installed")
@@ -207,11 +206,11 @@ def test_watch_follows_an_edit_through_the_server(on_server, tmp_path):
     log = open(tmp_path / "watch.log", "wb")
     daemon = rag_popen("watch", notes, "--debounce", "0.3", home=home, stderr=log)
     try:
-        wait_for(lambda: _watching(home), daemon, tmp_path / "watch.log", "the watcher to start")
+        wait_for(lambda: watching(home), "the watcher to start", DEADLINE, alive=daemon, log=tmp_path / "watch.log")
         target = sorted(notes.rglob("*.md"))[0]
         target.write_text(BEES, encoding="utf-8")
         wait_for(lambda: _finds(home, target, "inspect the brood frames of the hive in swarm season", "apiarist"),
-                 daemon, tmp_path / "watch.log", "the edit to reach the server")
+                 "the edit to reach the server", DEADLINE, alive=daemon, log=tmp_path / "watch.log")
         daemon.send_signal(signal.SIGTERM)
         assert daemon.wait(timeout=30) == 0, (tmp_path / "watch.log").read_text()
     finally:
@@ -235,15 +234,15 @@ def test_watch_rides_out_a_server_outage(tmp_path, monkeypatch):
     log = open(log_path, "wb")
     daemon = rag_popen("watch", notes, "--debounce", "0.3", "--reconcile-interval", "20", home=home, stderr=log)
     try:
-        wait_for(lambda: _watching(home), daemon, log_path, "the watcher to start")
+        wait_for(lambda: watching(home), "the watcher to start", DEADLINE, alive=daemon, log=log_path)
         server.stop()
         target = sorted(notes.rglob("*.md"))[0]
         target.write_text(BEES, encoding="utf-8")
-        wait_for(lambda: "Chroma server" in log_path.read_text(errors="replace"), daemon, log_path,
-                 "the watcher to log the failed sync")
+        wait_for(lambda: "Chroma server" in log_path.read_text(errors="replace"), "the watcher to log the failed sync",
+                 DEADLINE, alive=daemon, log=log_path)
         server.start()
         wait_for(lambda: _finds(home, target, "inspect the brood frames of the hive in swarm season", "apiarist"),
-                 daemon, log_path, "the edit to reach the server once it is back")
+                 "the edit to reach the server once it is back", DEADLINE, alive=daemon, log=log_path)
         daemon.send_signal(signal.SIGTERM)
         assert daemon.wait(timeout=30) == 0, log_path.read_text(errors="replace")[-3000:]
     finally:
@@ -255,14 +254,6 @@ def test_watch_rides_out_a_server_outage(tmp_path, monkeypatch):
         assert_in_step(server, home)
     finally:
         server.stop()
-
-
-def _watching(home: Path) -> bool:
-    try:
-        st = json.loads((home / "index" / "watch.json").read_text())
-    except (OSError, ValueError):
-        return False
-    return st.get("state") == "watching" and st.get("syncs", 0) >= 1
 
 
 def _finds(home: Path, path: Path, query: str, marker: str) -> bool:
@@ -281,7 +272,7 @@ def test_kill_9_during_index_is_recovered_on_the_server(on_server, tmp_path):
     # The first kill waits for this run's first vectors on the server, so it lands mid-index
     # however fast the machine; the later ones come at random moments and may miss.
     proc = rag_popen("index", notes, home=home)
-    wait_for(lambda: _server_count(on_server, home) > 0, proc, None, "the first vectors on the server")
+    wait_for(lambda: _server_count(on_server, home) > 0, "the first vectors on the server", DEADLINE, alive=proc)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     proc.stderr.close()
@@ -311,7 +302,7 @@ def test_a_server_that_dies_or_is_down_is_one_error_and_the_next_run_catches_up(
         home = tmp_path / "home"
         home.mkdir()
         proc = rag_popen("index", notes, home=home)
-        wait_for(lambda: _server_count(server, home) > 0, proc, None, "the first vectors on the server")
+        wait_for(lambda: _server_count(server, home) > 0, "the first vectors on the server", DEADLINE, alive=proc)
         server.stop(kill=True)  # the server dies in the middle of the run
         _out, err = proc.communicate(timeout=600)
         assert_store_error(subprocess.CompletedProcess(proc.args, proc.returncode, b"", err),
@@ -339,14 +330,3 @@ def _server_count(server, home: Path) -> int:
         return client(server).get_collection(name).count() if name else 0
     except Exception:  # noqa: BLE001 - the collection is not created yet, or the manifest is busy
         return 0
-
-
-def wait_for(check, proc: subprocess.Popen, log: Path | None, what: str, deadline: float = DEADLINE) -> None:
-    until = time.monotonic() + deadline
-    while not check():
-        if proc.poll() is not None:
-            detail = log.read_text(errors="replace")[-3000:] if log else ""
-            pytest.fail(f"the process exited ({proc.returncode}) while waiting for {what}\n{detail}")
-        if time.monotonic() > until:
-            pytest.fail(f"timed out after {deadline:g}s waiting for {what}")
-        time.sleep(0.5)

@@ -5,6 +5,7 @@ unfiltered), every mode, and the hit fields other stages rely on."""
 from __future__ import annotations
 
 import os
+import re
 import time
 from pathlib import Path
 
@@ -14,7 +15,7 @@ import pytest
 from ragcli.config import load_config
 from ragcli.errors import UsageError
 from ragcli.pipeline import index
-from ragcli.retrieve import Filters, Searcher, fts_query, fuse_convex, fuse_rrf
+from ragcli.retrieve import Filters, Searcher, fts_query, fuse_convex
 
 from conftest import needs_corpora
 
@@ -146,7 +147,13 @@ def test_modes_and_odd_queries(searcher):
     with pytest.raises(UsageError):
         searcher.search("anything", mode="fuzzy")
     assert searcher.search("   ", k=5) == []
-    assert searcher.search('"unbalanced AND (NEAR', k=3, mode="keyword") == [] or True  # never raises
+    # FTS5 syntax in user text is only words: no error, and the hits hold one of them
+    # (stemmed as the index stems: "near" would match "nearing"; "and" is a stopword)
+    hits = searcher.search('"sourdough AND (NEAR', k=3, mode="keyword")
+    assert "bread.md" in _names(hits)
+    for hit in hits:
+        text = " ".join((hit.chunk.title, hit.chunk.heading, hit.chunk.text))
+        assert re.search(r"\b(sourdough|near)", text, re.IGNORECASE), text
     assert searcher.search("to be or not to be", k=3, mode="keyword") is not None
     assert len(searcher.search("tomato", k=3, mode="hybrid")) == 3
 
@@ -160,7 +167,6 @@ def test_fts_query_is_quoted_words_without_stopwords():
 def test_fusion_functions():
     vec = [("a", 0.9), ("b", 0.8), ("c", 0.1)]
     kw = [("c", 12.0), ("a", 6.0)]
-    assert [c for c, _ in fuse_rrf(vec, kw)][:1] == ["a"]
     fused = dict(fuse_convex(dict(vec), {**dict(kw), "b": 0.0}, alpha=0.5))
     assert fused["a"] == pytest.approx(0.5 * 1.0 + 0.5 * 0.5)
     assert fused["b"] == pytest.approx(0.5 * 0.875)
@@ -193,9 +199,6 @@ def test_keyword_weight_follows_how_much_of_the_query_its_best_match_covers():
     # a match covering half the query or more keeps the full keyword weight
     full = dict(fuse_convex(vec, {**kw, "k": 12.0}, alpha=0.5, keyword_scale=24.0, full_cover=0.5))
     assert full["a"] == pytest.approx(0.5) and full["k"] == pytest.approx(0.5 * 0.5)
-    # scaled by the vector side's own range (0.5..0.6), k's low cosine clips to 0
-    own = dict(fuse_convex(vec, kw, alpha=0.5, keyword_scale=24.0, vector_range=(0.5, 0.6)))
-    assert own["a"] == pytest.approx(0.5) and own["b"] == pytest.approx(0.0)
 
 
 def test_a_spelling_slip_finds_the_word_in_the_notes(searcher):
@@ -304,7 +307,8 @@ def test_paraphrased_questions_find_their_note_on_the_help_vault(help_vault_env)
     from conftest import ROOT, VAULT
 
     before = Fusion(full_keyword_cover=0.0, note_weight=0.0)
-    questions = [json.loads(line) for line in (ROOT / "bench" / "questions" / "paraphrase.jsonl").read_text().splitlines()]
+    questions = [json.loads(line)
+                 for line in (ROOT / "bench" / "questions" / "paraphrase.jsonl").read_text().splitlines()]
     s = Searcher(load_config(env=help_vault_env))
     found = {"before": 0, "after": 0}
     try:
@@ -352,7 +356,9 @@ def test_keyword_top_ranked_in_parts_on_threads_equals_one_scan(searcher, query)
     try:
         whole = idx.keyword_search(match, 8)
         assert len(whole) >= 3  # the query matches in several parts: the comparison means something
-        assert sorted(ranker.start(match, 8)(), key=lambda r: (-r[1], r[0])) == sorted(whole, key=lambda r: (-r[1], r[0]))
+        def ranked(rows):
+            return sorted(rows, key=lambda r: (-r[1], r[0]))
+        assert ranked(ranker.start(match, 8)()) == ranked(whole)
         within = sorted({ch.path for ch in idx.chunks([c for c, _ in whole]).values()})[:1]
         assert ranker.start(match, 8, within)() == idx.keyword_search(match, 8, within)
     finally:

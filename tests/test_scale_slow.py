@@ -1,6 +1,6 @@
 """Opt-in, slow: a large part of the MDN corpus (../shared/corpora/mdn) through the real CLI.
 
-Runs only with RAG_SLOW_TESTS=1 (and when ../shared is present): embedding runs at roughly
+Marked slow: runs only with `-m slow` (and when ../shared is present): embedding runs at roughly
 10 chunks/s on two cores, and MDN holds about 13 chunks a note. RAG_SLOW_MDN_LIMIT sets how
 many notes (the first N by path, default 1000, about half an hour here; 0 = all 14,235).
 Checks that the counts agree everywhere, a search finds its page, an edited note is
@@ -32,7 +32,7 @@ LIMIT = int(os.environ.get("RAG_SLOW_MDN_LIMIT", "1000") or 0)
 VECTORS_FROM = os.environ.get("RAG_SLOW_MDN_VECTORS_FROM")
 
 pytestmark = [
-    pytest.mark.skipif(os.environ.get("RAG_SLOW_TESTS") != "1", reason="slow: set RAG_SLOW_TESTS=1 to run"),
+    pytest.mark.slow,
     pytest.mark.skipif(not MDN.is_dir(), reason="../shared/corpora/mdn is not present"),
 ]
 

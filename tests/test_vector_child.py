@@ -9,7 +9,6 @@ import os
 import signal
 import sys
 import threading
-import time
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +18,7 @@ from ragcli.errors import ExitCode, StoreError
 from ragcli.store.vector_child import ChildStore
 from ragcli.store.vectors import ChromaStore
 
-from helpers import ok, rag, rag_popen, write_vault
+from helpers import ok, rag, rag_popen, wait_for, write_vault
 from test_crash import assert_like_clean_build
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
@@ -47,14 +46,10 @@ def _children_of(pid: int) -> list[int]:
     return found
 
 
-def _wait_for(what, timeout: float = 120.0, every: float = 0.02):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = what()
-        if got:
-            return got
-        time.sleep(every)
-    return what()
+def _child_of(proc):
+    """The writer's vector-store child, once it has one (polled fast: a short run ends soon)."""
+    return wait_for(lambda: _children_of(proc.pid), "a vector-store child while rag index ran", 120,
+                    alive=proc, every=0.02)
 
 
 def _alive(pid: int) -> bool:
@@ -142,12 +137,10 @@ def test_the_child_dies_with_its_writer_and_the_next_run_finishes(tmp_path):
     notes = write_vault(tmp_path / "notes", notes=40, seed=5)
     home = tmp_path / "home"
     proc = rag_popen("index", notes, home=home)
-    children = _wait_for(lambda: proc.poll() is None and _children_of(proc.pid))
-    assert children, "no vector-store child appeared while rag index ran"
+    children = _child_of(proc)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    _wait_for(lambda: not any(map(_alive, children)), timeout=60)
-    assert not any(map(_alive, children)), "the child outlived its writer"
+    wait_for(lambda: not any(map(_alive, children)), "the child to end with its writer", 60)
     assert_like_clean_build(notes, home, tmp_path / "clean")
 
 
@@ -160,8 +153,7 @@ def test_a_killed_child_fails_the_run_with_one_line_and_loses_nothing(tmp_path):
         with note.open("a", encoding="utf-8") as fh:
             fh.write("\n\n## Later\n\nA paragraph added after the first run, about lanterns.\n")
     proc = rag_popen("index", home=home)
-    children = _wait_for(lambda: proc.poll() is None and _children_of(proc.pid))
-    assert children, "no vector-store child appeared while rag index ran"
+    children = _child_of(proc)
     os.kill(children[0], signal.SIGKILL)
     proc.wait(timeout=600)
     err = proc.stderr.read().decode()
@@ -175,8 +167,7 @@ def test_ctrl_c_reaches_the_writer_not_its_child(tmp_path):
     notes = write_vault(tmp_path / "notes", notes=40, seed=7)
     home = tmp_path / "home"
     proc = rag_popen("index", notes, home=home, start_new_session=True)
-    children = _wait_for(lambda: proc.poll() is None and _children_of(proc.pid))
-    assert children, "no vector-store child appeared while rag index ran"
+    children = _child_of(proc)
     os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole group
     proc.wait(timeout=600)
     err = proc.stderr.read().decode()

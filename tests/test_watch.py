@@ -17,29 +17,21 @@ import signal
 import subprocess
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 from conftest import VAULT, needs_corpora
+from helpers import rag as _rag
+from helpers import ok, rag_env, seed_vector_cache, wait_for
 
 ROOT = Path(__file__).resolve().parents[1]
+rag = partial(_rag, text=True, timeout=120.0)  # this file reads str output
 DEADLINE = 60.0  # seconds to wait for an expected state (the first embedding loads a model)
 
 
 # ---------------------------------------------------------------- helpers
-
-
-def _env(**extra) -> dict:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    env.update(extra)
-    return env
-
-
-def rag(*args: str, timeout: float = 120.0) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "ragcli.cli", *args], capture_output=True, text=True,
-                          env=_env(), cwd=ROOT, timeout=timeout)
 
 
 class Daemon:
@@ -50,7 +42,7 @@ class Daemon:
         self.log_path = home / f"watch-{time.monotonic_ns()}.log"
         self.log = open(self.log_path, "w")
         argv = [*prefix, sys.executable, "-m", "ragcli.cli", "watch", "--verbose", *args]
-        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=self.log, env=_env(), cwd=ROOT)
+        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=self.log, env=rag_env(), cwd=ROOT)
 
     @property
     def state_path(self) -> Path:
@@ -71,8 +63,7 @@ class Daemon:
             st = self.state()
             return st if st and st.get("state") == "watching" and st.get("syncs", 0) >= 1 \
                 and self.proc.poll() is None else None
-        return wait_for(ready, timeout, what=lambda: f"the watcher to start; log:\n{self.text()}",
-                        alive=self.proc)
+        return wait_for(ready, "the watcher to start", timeout, alive=self.proc, log=self.log_path)
 
     def terminate(self, timeout: float = 5.0) -> tuple[int, float]:
         started = time.monotonic()
@@ -85,20 +76,6 @@ class Daemon:
             self.proc.kill()
             self.proc.wait()
         self.log.close()
-
-
-def wait_for(check, timeout: float, what, alive: subprocess.Popen | None = None):
-    """Poll ``check`` until it returns something true; ``what`` (or a callable giving it) says what."""
-    deadline = time.monotonic() + timeout
-    while True:
-        got = check()
-        if got:
-            return got
-        if alive is not None and alive.poll() is not None:
-            pytest.fail(f"the watcher exited ({alive.returncode}) while waiting for {what() if callable(what) else what}")
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout:g}s waiting for {what() if callable(what) else what}")
-        time.sleep(0.2)
 
 
 @pytest.fixture
@@ -186,7 +163,7 @@ def vim_save(path: Path, text: str) -> None:
 def test_import_watch_does_not_import_watchdog():
     code = ("import ragcli.cli, ragcli.watch, ragcli.commands.watch, sys; "
             "print([m for m in ('watchdog', 'chromadb', 'llama_cpp') if m in sys.modules])")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_env(), check=True)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=rag_env(), check=True)
     assert out.stdout.strip() == "[]"
 
 
@@ -274,33 +251,33 @@ def test_daemon_follows_edits_moves_and_deletes(vault, rag_home, daemons):
         new = vault / "Garden" / "Bees.md"
         new.write_text("# Bees\n\nA hive needs a dry spot sheltered from wind; inspect brood frames "
                        "every nine days in swarm season. Marker: apiarist.\n")
-        wait_for(lambda: str(new) in reader.keyword_paths("apiarist"), DEADLINE, "the new note", d.proc)
+        wait_for(lambda: str(new) in reader.keyword_paths("apiarist"), "the new note", DEADLINE, alive=d.proc)
         wait_for(lambda: reader.vector_top("inspect brood frames of the hive in swarm season") == str(new),
-                 DEADLINE, "the new note's vectors", d.proc)
+                 "the new note's vectors", DEADLINE, alive=d.proc)
 
         # 2. An atomic save replaces the text: the new words are found, the old ones are gone.
         atomic_save(vault / "Travel.md", "# Ferries\n\nThe overnight ferry to the islands leaves at ten. "
                                          "Marker: gangplank.\n")
-        wait_for(lambda: str(vault / "Travel.md") in reader.keyword_paths("gangplank"), DEADLINE,
-                 "the saved text", d.proc)
+        wait_for(lambda: str(vault / "Travel.md") in reader.keyword_paths("gangplank"), "the saved text", DEADLINE,
+                 alive=d.proc)
         assert reader.keyword_paths("wagonlit") == set()
 
         # vim's save dance (4913, .swp, note~) ends in the same state; its temp files never enter.
         vim_save(vault / "Kitchen/Soup.md", "# Pea soup\n\nSplit peas, ham hock, thyme. Marker: porridge.\n")
-        wait_for(lambda: str(vault / "Kitchen/Soup.md") in reader.keyword_paths("porridge"), DEADLINE,
-                 "the vim save", d.proc)
+        wait_for(lambda: str(vault / "Kitchen/Soup.md") in reader.keyword_paths("porridge"), "the vim save", DEADLINE,
+                 alive=d.proc)
         assert reader.keyword_paths("pottage") == set()
 
         # 3. A moved folder: its notes under the new paths, none under the old.
         shutil.move(str(vault / "Kitchen"), str(vault / "Recipes"))
-        wait_for(lambda: str(vault / "Recipes/Bread.md") in reader.keyword_paths("farinose"), DEADLINE,
-                 "the moved folder", d.proc)
+        wait_for(lambda: str(vault / "Recipes/Bread.md") in reader.keyword_paths("farinose"), "the moved folder",
+                 DEADLINE, alive=d.proc)
         wait_for(lambda: not any("/Kitchen/" in p for p in reader.keyword_paths("farinose OR porridge")),
-                 DEADLINE, "the old folder to leave the index", d.proc)
+                 "the old folder to leave the index", DEADLINE, alive=d.proc)
 
         # 4. A deleted note is gone (keyword and vector side).
         (vault / "Garden/Compost.md").unlink()
-        wait_for(lambda: reader.keyword_paths("bracken") == set(), DEADLINE, "the deleted note", d.proc)
+        wait_for(lambda: reader.keyword_paths("bracken") == set(), "the deleted note", DEADLINE, alive=d.proc)
         assert reader.vector_top("layer brown leaves with green kitchen scraps, turn the heap") \
             != str(vault / "Garden/Compost.md")
 
@@ -360,7 +337,7 @@ def test_second_writer_is_refused_and_status_shows_the_watcher(vault, rag_home, 
     # Readers work during writes: a search from another process sees a new note.
     (vault / "Opera.md").write_text("# Opera\n\nTosca at the Arena di Verona. Marker: libretto.\n")
     hits = wait_for(lambda: [h for h in json.loads(rag("search", "--json", "libretto").stdout)["results"]
-                             if h["path"] == str(vault / "Opera.md")], DEADLINE, "a search to see it", d.proc)
+                             if h["path"] == str(vault / "Opera.md")], "a search to see it", DEADLINE, alive=d.proc)
     assert hits
 
     # A save that leaves the bytes as they were costs a hash, no parse and no embedding.
@@ -370,7 +347,7 @@ def test_second_writer_is_refused_and_status_shows_the_watcher(vault, rag_home, 
     travel = vault / "Travel.md"
     travel.write_text(travel.read_text())
     line = wait_for(lambda: next((x for x in sync_lines()[before:] if " unchanged" in x and " 0 unchanged" not in x),
-                                 None), DEADLINE, "the no-op save's sync", d.proc)
+                                 None), "the no-op save's sync", DEADLINE, alive=d.proc)
     assert "sync: 0 indexed, 0 removed, 1 unchanged" in line, line
     assert d.terminate()[0] == 0
 
@@ -410,7 +387,8 @@ def test_unparseable_file_is_skipped_and_the_daemon_goes_on(vault, rag_home, dae
     d.wait_ready()
     (vault / "broken.pdf").write_bytes(b"%PDF-1.4\n" + os.urandom(2000))
     (vault / "binary.md").write_bytes(b"\x00\x01\x02" * 1000)
-    wait_for(lambda: "skipped" in d.text() and "broken.pdf" in d.text(), DEADLINE, "the skip to be logged", d.proc)
+    wait_for(lambda: "skipped" in d.text() and "broken.pdf" in d.text(), "the skip to be logged", DEADLINE,
+             alive=d.proc)
     (vault / "After.md").write_text("# After\n\nStill alive after a bad file. Marker: phoenix.\n")
     _wait_found(vault / "After.md", "phoenix", d, "the next note")
     assert d.proc.poll() is None
@@ -432,7 +410,7 @@ def test_sigterm_during_a_long_reconcile_rolls_back_and_restart_finishes(tmp_pat
     d = daemons(rag_home, str(vault))
     # The first note parsed and chunked: the run is inside its first batch (12 notes of
     # ~12 chunks make two batches of FLUSH_CHUNKS), before or during its embedding.
-    wait_for(lambda: "indexed " + str(vault) in d.text(), 600, "the first note to be chunked", d.proc)
+    wait_for(lambda: "indexed " + str(vault) in d.text(), "the first note to be chunked", 600, alive=d.proc)
     assert d.proc.poll() is None
     # Not the 5 s of an idle daemon: a Chroma write in hand is finished, never cut, and
     # Chroma's native code holds the GIL, so on a loaded machine this can take longer.
@@ -486,7 +464,7 @@ def _wait_found(note, word: str, d, what: str) -> None:
     """Until a keyword search for ``word`` finds ``note`` (the daemon ``d`` must stay up)."""
     reader = Reader()
     try:
-        wait_for(lambda: str(note) in reader.keyword_paths(word), DEADLINE, what, d.proc)
+        wait_for(lambda: str(note) in reader.keyword_paths(word), what, DEADLINE, alive=d.proc)
     finally:
         reader.close()
 
@@ -529,19 +507,24 @@ def test_no_inotify_watch_at_all_falls_back_to_polling(vault, rag_home, daemons)
 
 
 @needs_corpora
-def test_acceptance_on_the_obsidian_help_vault(tmp_path, rag_home, daemons):
+def test_acceptance_on_the_obsidian_help_vault(tmp_path, rag_home, daemons, help_vault_env):
     vault = tmp_path / "obsidian-help"
     shutil.copytree(VAULT, vault)
+    # The session's index of the same notes lends its vectors: the first start reads, chunks
+    # and writes all 173 notes but embeds nothing (the cache is keyed by chunk text and model).
+    (tmp_path / "empty").mkdir()
+    ok(rag("index", str(tmp_path / "empty")))
+    seed_vector_cache(rag_home, Path(help_vault_env["RAG_HOME"]))
     d = daemons(rag_home, str(vault), "--debounce", "1")
-    d.wait_ready(timeout=3600)  # the first start indexes all 173 notes (~2 min idle machine)
+    d.wait_ready(timeout=600)
     reader = Reader()
     try:
         # 1. A new note, then an atomic-rename save of it.
         new = vault / "Getting started" / "Zettel inbox.md"
         new.write_text("# Zettel inbox\n\nCapture fleeting ideas in a quarantined inbox. Marker: xylocarp.\n")
-        wait_for(lambda: str(new) in reader.keyword_paths("xylocarp"), DEADLINE, "the new note", d.proc)
+        wait_for(lambda: str(new) in reader.keyword_paths("xylocarp"), "the new note", DEADLINE, alive=d.proc)
         atomic_save(new, "# Zettel inbox\n\nProcess the inbox on Fridays. Marker: quincunx.\n")
-        wait_for(lambda: str(new) in reader.keyword_paths("quincunx"), DEADLINE, "the saved note", d.proc)
+        wait_for(lambda: str(new) in reader.keyword_paths("quincunx"), "the saved note", DEADLINE, alive=d.proc)
         assert reader.keyword_paths("xylocarp") == set()
 
         # 2. A moved folder.
@@ -555,7 +538,7 @@ def test_acceptance_on_the_obsidian_help_vault(tmp_path, rag_home, daemons):
             paths = _manifest_paths(rag_home)
             return all(str(new_dir / m) in paths for m in moved) and not any(
                 p.startswith(str(old_dir) + "/") for p in paths)
-        wait_for(folder_moved, DEADLINE, "the moved folder", d.proc)
+        wait_for(folder_moved, "the moved folder", DEADLINE, alive=d.proc)
         title = (new_dir / moved[0]).read_text().splitlines()[0].lstrip("# ").strip() or moved[0]
         hits = {h.chunk.path for h in reader.searcher.search(title, k=10)}
         assert not any(h.startswith(str(old_dir) + "/") for h in hits)
@@ -563,7 +546,7 @@ def test_acceptance_on_the_obsidian_help_vault(tmp_path, rag_home, daemons):
         # 3. A deleted note.
         gone = vault / "Home.md"
         gone.unlink()
-        wait_for(lambda: str(gone) not in _manifest_paths(rag_home), DEADLINE, "the deleted note", d.proc)
+        wait_for(lambda: str(gone) not in _manifest_paths(rag_home), "the deleted note", DEADLINE, alive=d.proc)
         assert all(h.chunk.path != str(gone) for h in reader.searcher.search("Obsidian Help home", k=20))
     finally:
         reader.close()

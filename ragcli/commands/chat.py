@@ -8,8 +8,8 @@ from typing import Optional
 
 from ..app import app
 from ..render import print_answer, print_quotes, stream_to_stdout
-from .options import (CTX, GPU, JSON, K, MAX_TOKENS, MIN_SCORE, MODE, MODEL, TEMPERATURE,
-                      THREADS, answer_config)
+from .options import CTX, GPU, JSON, K, MAX_TOKENS, MIN_SCORE, MODE, MODEL, TEMPERATURE, THREADS
+from .run import answer_config
 
 
 @app.command("chat")

@@ -41,7 +41,8 @@ def eval_cmd(
             f"mode {report.mode}")
     o.print(f"nDCG@10 {report.ndcg_10:.4f}   recall@10 {report.recall_10:.4f}   "
             f"recall@100 {report.recall_100:.4f}   MRR@10 {report.mrr_10:.4f}")
-    rate = f", {report.embedded / report.index_seconds:.1f} chunks/s" if report.embedded and report.index_seconds else ""
+    rate = (f", {report.embedded / report.index_seconds:.1f} chunks/s"
+            if report.embedded and report.index_seconds else "")
     o.print(f"index {report.index_seconds:.1f}s ({report.embedded} chunks embedded{rate}); "
             f"query p50 {report.query_ms_p50:.1f} ms, p95 {report.query_ms_p95:.1f} ms")
     if run_file:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Optional
 
 from ..app import app
-from .options import CTX, GPU, K, MAX_TOKENS, MIN_SCORE, MODE, MODEL, TEMPERATURE, THREADS, answer_config
+from .options import CTX, GPU, K, MAX_TOKENS, MIN_SCORE, MODE, MODEL, TEMPERATURE, THREADS
+from .run import answer_config
 
 
 @app.command("mcp")

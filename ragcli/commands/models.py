@@ -44,7 +44,8 @@ def models_cmd(ctx: typer.Context,
 def pull_cmd(
     name: str = typer.Argument(..., help="hf://owner/repo/file.gguf, owner/repo:file.gguf or an http(s) URL."),
     sha256: Optional[str] = typer.Option(None, "--sha256", help="Expected SHA-256 of the file."),
-    set_role: Optional[str] = typer.Option(None, "--set", help="Use it: write embed_model or llm_model (embed|llm) to config.toml."),
+    set_role: Optional[str] = typer.Option(
+        None, "--set", help="Use it: write embed_model or llm_model (embed|llm) to config.toml."),
     filename: Optional[str] = typer.Option(None, "--name", help="File name to save as (default: from the URL)."),
     force: bool = typer.Option(False, "--force", help="Download again even if the file exists."),
 ) -> None:

@@ -15,11 +15,11 @@ from ..config import load_config
 from ..library import Notes
 
 
-def search(query: str, k: int, mode: str | None, path: str | None, tag: str | None,
+def search(query: str, k: int | None, mode: str | None, path: str | None, tag: str | None,
            since: str | None, until: str | None, as_json: bool) -> None:
-    config = load_config({"mode": mode})
+    config = load_config({"mode": mode, "top_k": k})
     with Notes(config) as notes:  # a running watcher answers warm; else this process searches
-        hits = notes.search(query, k, config.mode, path=path, tag=tag, since=since, until=until)
+        hits = notes.search(query, config.top_k, config.mode, path=path, tag=tag, since=since, until=until)
     if as_json:
         render.print_json({"query": query, "mode": config.mode, "results": [h.to_json() for h in hits]})
     else:

@@ -12,7 +12,7 @@ from ..app import app
 @app.command("search")
 def search_cmd(
     query: str = typer.Argument(..., help="What to look for."),
-    k: int = typer.Option(10, "-k", "--top", help="How many results."),
+    k: Optional[int] = typer.Option(None, "-k", "--top-k", help="How many results (default: top_k, 5)."),
     mode: Optional[str] = typer.Option(None, "--mode", help="hybrid (default), vector or keyword."),
     path: Optional[str] = typer.Option(None, "--path", help="Only files whose path matches this glob."),
     tag: Optional[str] = typer.Option(None, "--tag", help="Only notes with this tag."),

@@ -240,7 +240,7 @@ class LlamaEmbedder:
     def __del__(self):
         try:
             self.close()
-        except Exception:
+        except Exception:  # noqa: BLE001 - a finaliser must not raise (at exit, modules may be gone)
             pass
 
     # -- tokens ---------------------------------------------------------------------------

@@ -26,7 +26,7 @@ SMALL_MODEL_BYTES = 256 * 2**20
 
 
 class LlamaGenerator:
-    """llama.cpp through llama-cpp-python. Loads lazily; ``start_loading`` loads in a thread."""
+    """llama.cpp through llama-cpp-python. Loads lazily; ``preload`` loads in a thread."""
 
     def __init__(self, model_path: Path, *, n_ctx: int = 2048, n_threads: int = 0,
                  n_gpu_layers: int = -1, cache_dir: Path | None = None, model_name: str = ""):
@@ -64,7 +64,7 @@ class LlamaGenerator:
 
     def wait_loaded(self) -> None:
         """Block until a background load finishes; raise its error, if any."""
-        self.llm  # noqa: B018
+        self.llm  # noqa: B018 - the property joins the loading thread, or loads here
 
     @property
     def llm(self):

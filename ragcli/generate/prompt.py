@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from ..errors import ModelError
 from .base import Generator, Message
@@ -35,13 +34,6 @@ class QuotePrompt:
     quotes: list  # the quotes in the prompt, renumbered 1..n in this order
     prompt_tokens: int
     max_tokens: int
-
-
-def quote_label(q) -> str:
-    title = q.title or Path(q.path).stem
-    parts = [p for p in (q.heading.split(" > ") if q.heading else []) if p and p != title]
-    label = " › ".join([title, *parts])
-    return label + (f", p. {q.page}" if q.page else "")
 
 
 def quotes_message(question: str, quotes: Sequence, context: str = "") -> str:

@@ -321,7 +321,7 @@ def _title(reader, path: Path) -> str:
     try:
         meta = reader.metadata
         title = (meta.title if meta else None) or ""
-    except Exception:  # metadata is optional; a broken info dictionary must not fail the file
+    except Exception:  # noqa: BLE001 - metadata is optional; a broken info dictionary must not fail the file
         title = ""
     title = " ".join(str(title).split())
     if _sensible_title(title):

@@ -70,7 +70,7 @@ def _child_main(memory_mb: int, timeout: float) -> None:
             reply = {"ok": False, "error": f"ran out of memory (limit {memory_mb} MB)", "fatal": True}
         except RecursionError:
             reply = {"ok": False, "error": "too deeply nested to parse"}
-        except Exception as exc:  # the parent turns any failure into a reason for this file
+        except Exception as exc:  # noqa: BLE001 - the parent turns any failure into a reason for this file
             reply = {"ok": False, "error": f"parser failed: {type(exc).__name__}: {str(exc)[:120]}"}
         try:
             out.write(json.dumps(reply) + "\n")

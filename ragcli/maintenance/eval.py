@@ -67,7 +67,8 @@ class EvalReport:
                 "recall@100": round(self.recall_100, 4), "mrr@10": round(self.mrr_10, 4),
                 "docs": self.docs, "chunks": self.chunks, "embedded": self.embedded,
                 "index_seconds": round(self.index_seconds, 2),
-                "chunks_per_second": round(self.embedded / self.index_seconds, 2) if self.embedded and self.index_seconds else None,
+                "chunks_per_second": (round(self.embedded / self.index_seconds, 2)
+                                      if self.embedded and self.index_seconds else None),
                 "query_ms_p50": round(self.query_ms_p50, 2), "query_ms_p95": round(self.query_ms_p95, 2),
                 "index_dir": self.index_dir}
 
@@ -184,7 +185,8 @@ def eval_config(config: Config, data: BeirData, folder: Path, cache_root: Path |
     return dataclasses.replace(config, data_dir=root / f"{name}-{key}", chroma_url="")
 
 
-def build_eval_index(config: Config, data: BeirData, embedder, progress: ProgressFn | None = None) -> tuple[int, int, int]:
+def build_eval_index(config: Config, data: BeirData, embedder,
+                     progress: ProgressFn | None = None) -> tuple[int, int, int]:
     """Index every document (skipping those already there) through the same path as notes
     (``Indexer.add_documents``): each BEIR document is a "file" whose path is its ``_id``.
     Returns (docs, chunks, embedded)."""

@@ -56,10 +56,6 @@ class Session:
 
     # -- models and workers, loaded on first use --------------------------------------------
     @property
-    def embedder_loaded(self) -> bool:
-        return self._embedder is not None
-
-    @property
     def embedder(self):
         if self._embedder is None:
             from ..embed import make_embedder

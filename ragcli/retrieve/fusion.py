@@ -2,15 +2,14 @@
 
 ``fuse_convex`` is what hybrid search ships: a convex combination of the two scores, each
 normalised (Bruch et al., "An Analysis of Fusion Functions for Hybrid Retrieval", 2023:
-convex combination beats RRF and needs one parameter). ``fuse_rrf`` (plain reciprocal rank
-fusion) stays for comparison (``bench/bench_eval.py``).
+convex combination beats RRF and needs one parameter). Reciprocal rank fusion and the other
+variants it was compared with live in ``bench/fusion_variants.py``.
 """
 
 from __future__ import annotations
 
 import re
 
-RRF_K = 60
 ALPHA = 0.5  # weight of the vector side in the convex fusion; 1 - ALPHA for keywords
 # Both tuned on the dev halves only (bench/bench_paraphrase.py odd ids, SciFact's first 100
 # queries), where a broad plateau (note weight 0.3-0.5, full-keyword coverage 0.5) neither
@@ -31,15 +30,6 @@ would you your
 
 
 
-def fuse_rrf(vec: list[tuple[str, float]], kw: list[tuple[str, float]], k: int = RRF_K) -> list[tuple[str, float]]:
-    """Reciprocal rank fusion of two ranked lists (the classic baseline)."""
-    scores: dict[str, float] = {}
-    for ranked in (vec, kw):
-        for rank, (cid, _s) in enumerate(ranked, 1):
-            scores[cid] = scores.get(cid, 0.0) + 1.0 / (k + rank)
-    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
-
-
 
 def _minmax(scores: dict[str, float]) -> dict[str, float]:
     if not scores:
@@ -52,13 +42,10 @@ def _minmax(scores: dict[str, float]) -> dict[str, float]:
 
 
 def fuse_convex(vec: dict[str, float], kw: dict[str, float], alpha: float = ALPHA,
-                keyword_scale: float | None = None, full_cover: float = 0.0,
-                vector_range: tuple[float, float] | None = None) -> list[tuple[str, float]]:
+                keyword_scale: float | None = None, full_cover: float = 0.0) -> list[tuple[str, float]]:
     """alpha * normalised cosine + (1 - alpha) * normalised bm25, over the union of candidates.
 
-    Cosines are min-max normalised over the pool, or over ``vector_range`` (the lowest and
-    highest cosine of the vector side's own candidates; lower ones clip to 0) so that
-    candidates only the keyword side found do not stretch the scale. bm25 is min-max
+    Cosines are min-max normalised over the pool. bm25 is min-max
     normalised too, or divided by ``keyword_scale`` (the bm25 of an average chunk holding
     every query term once) when given, so a chunk matching one common word of a long query
     is not stretched to 1. ``full_cover`` (> 0) weighs the keyword side by how much of the
@@ -67,12 +54,7 @@ def fuse_convex(vec: dict[str, float], kw: dict[str, float], alpha: float = ALPH
     weight; one worded otherwise (its best match shares a word or two by chance) leans on
     the vectors. A candidate missing from one side scores 0 there.
     """
-    if vector_range is not None:
-        low, high = vector_range
-        span = max(high - low, 1e-9)
-        v = {c: min(max((s - low) / span, 0.0), 1.0) for c, s in vec.items()}
-    else:
-        v = _minmax(vec)
+    v = _minmax(vec)
     if keyword_scale:
         b = {c: min(max(s, 0.0) / keyword_scale, 1.0) for c, s in kw.items()}
     else:

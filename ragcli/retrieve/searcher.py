@@ -3,7 +3,7 @@
 Filters are resolved to the set of matching files first and applied inside both
 searches, so a filter never empties a result that a top-k cut made before it.
 
-Hybrid search, in three steps:
+Hybrid search, in four steps:
 1. candidates: the top ``n`` chunks by cosine (Chroma) and the top ``n`` by bm25 (FTS5);
 2. completion: every candidate gets *both* scores. A chunk only the keyword side found
    gets its exact cosine (from the manifest's vector cache), one only the vector side
@@ -19,7 +19,8 @@ Hybrid search, in three steps:
    the query: a question in the user's own words shares a word or two with many notes by
    chance, and those matches should not outvote the vectors.
 
-``fuse_rrf`` (plain reciprocal rank fusion) stays for comparison (``bench/bench_eval.py``).
+The variants this was chosen over (reciprocal rank fusion, partial scores, other scalings)
+are in ``bench/fusion_variants.py``, as ``Fusion`` subclasses the benches compare.
 """
 
 from __future__ import annotations
@@ -29,15 +30,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..config import Config
+from ..config import MODES, Config
 from ..errors import UsageError
 from ..store import Index
 from ..types import Hit
 from ..words import is_known_word
-from .fusion import ALPHA, FULL_KEYWORD_COVER, NOTE_WEIGHT, fts_query, fuse_convex, fuse_rrf
+from .fusion import ALPHA, FULL_KEYWORD_COVER, NOTE_WEIGHT, fts_query, fuse_convex
 from .ranking import KeywordRanker
 
-MODES = ("hybrid", "vector", "keyword")
 CANDIDATES = 50  # per side, before fusion
 
 @dataclass(frozen=True)
@@ -55,14 +55,7 @@ class Filters:
 class Fusion:
     """How hybrid mode combines its two sides (the default is what ``rag`` ships)."""
 
-    method: str = "convex"  # "convex" (normalised scores) or "rrf" (ranks)
     alpha: float = ALPHA
-    complete: bool = True  # give every candidate both scores before fusing
-    # "minmax" over the pool, or "ideal": bm25 / the bm25 of a chunk of average length that
-    # holds every query term once (= the sum of the terms' idf, as FTS5's bm25 has k1 = 1.2)
-    keyword_scale: str = "ideal"
-    # cosines min-max normalised over the whole "pool", or the vector side's "own" candidates
-    vector_scale: str = "pool"
     # the keyword side's weight shrinks when its best match covers less of the query than
     # this (normalised bm25); 0 = a fixed weight
     full_keyword_cover: float = FULL_KEYWORD_COVER
@@ -71,6 +64,14 @@ class Fusion:
     note_weight: float = NOTE_WEIGHT
     # a query word in no chunk is searched as the indexed term a spelling slip away
     respell: bool = True
+
+    def fuse(self, vec: list[tuple[str, float]], kw: list[tuple[str, float]], evidence: dict[str, float],
+             kw_scores: dict[str, float], scale: float | None) -> list[tuple[str, float]]:
+        """Rank the candidates: ``vec`` and ``kw`` are each side's own ranked candidates,
+        ``evidence`` and ``kw_scores`` every candidate's cosine (with its note's evidence)
+        and bm25, ``scale`` the bm25 of an average chunk holding every query term once (the
+        sum of the terms' idf, as FTS5's bm25 has k1 = 1.2)."""
+        return fuse_convex(evidence, kw_scores, self.alpha, scale, self.full_keyword_cover)
 
 
 class Searcher:
@@ -133,25 +134,17 @@ class Searcher:
 
         The keyword top is ranked on other threads (``ranking``) while this one embeds the
         query, searches vectors and scores the vector candidates' keywords."""
-        f = self.fusion
         top = self._ranker.start(match, n, paths) if match else None
         qvec = self.embedder.embed_queries([query])[0]
         vec = self.index.vector_search(qvec, n, paths)
-        found = self.index.keyword_scores(match, [c for c, _ in vec]) if match and f.complete else {}
-        ideal = f.keyword_scale == "ideal" and match
-        scale = sum(self.index.keyword_idf(match.split(" OR "))) if ideal else None
+        found = self.index.keyword_scores(match, [c for c, _ in vec]) if match else {}
+        scale = sum(self.index.keyword_idf(match.split(" OR "))) if match else None
         kw = top() if top is not None else []
         vec_scores, kw_scores = dict(vec), dict(kw)
-        if f.complete:  # every candidate gets both scores (0: it matches no query term)
-            vec_scores.update(self.cosines(qvec, [c for c in kw_scores if c not in vec_scores]))
-            kw_scores.update({c: found.get(c, 0.0) for c in vec_scores if c not in kw_scores})
-        if f.method == "rrf":
-            ranked = fuse_rrf(vec, kw)
-        else:
-            evidence = self._with_notes(qvec, vec_scores)
-            own = [evidence[c] for c, _ in vec if c in evidence]
-            span = (min(own), max(own)) if f.vector_scale == "own" and own else None
-            ranked = fuse_convex(evidence, kw_scores, f.alpha, scale, f.full_keyword_cover, span)
+        # every candidate gets both scores (0: it matches no query term)
+        vec_scores.update(self.cosines(qvec, [c for c in kw_scores if c not in vec_scores]))
+        kw_scores.update({c: found.get(c, 0.0) for c in vec_scores if c not in kw_scores})
+        ranked = self.fusion.fuse(vec, kw, self._with_notes(qvec, vec_scores), kw_scores, scale)
         return self._hits(ranked[:k], vec_scores, kw_scores)
 
     def _respelled(self, match: str) -> str:

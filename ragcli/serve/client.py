@@ -94,7 +94,7 @@ def daemon_answer(config: Config, question: str, on_token: Callable[[str], None]
             raise _Unavailable("the watcher ended the answer early")
         except _CallerError:
             raise
-        except Exception as exc:  # noqa: BLE001 - after output, never a second answer in process
+        except Exception as exc:  # after output, never a second answer in process
             if streamed:
                 raise DaemonError(f"the watcher stopped in the middle of the answer ({exc})",
                                   hint="Ask again (in this process: RAG_DAEMON=off).") from None

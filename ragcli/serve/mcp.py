@@ -23,7 +23,7 @@ from typing import Annotated, Any, Literal, TypeVar
 from pydantic import Field
 
 from .. import __version__
-from ..config import Config
+from ..config import MODES, Config
 from ..errors import RagError
 from .tools import MAX_K, NoteTools
 
@@ -60,10 +60,13 @@ def build_server(tools: NoteTools, warm_up: bool = True):
     @server.tool(annotations=read_only)
     def search(
         query: Annotated[str, Field(description="What to look for: words or a question.")],
-        k: Annotated[int | None, Field(description=f"How many passages (1-{MAX_K}); default: the configured top_k.")] = None,
-        mode: Annotated[Literal["hybrid", "vector", "keyword"] | None,
-                        Field(description="Retrieval: hybrid (default), vector (meaning) or keyword (exact words).")] = None,
-        path: Annotated[str | None, Field(description="Only files whose path matches this glob, e.g. '*/Projects/*'.")] = None,
+        k: Annotated[int | None,
+                     Field(description=f"How many passages (1-{MAX_K}); default: the configured top_k.")] = None,
+        mode: Annotated[Literal[MODES] | None,
+                        Field(description="Retrieval: hybrid (default), vector (meaning) or keyword "
+                                          "(exact words).")] = None,
+        path: Annotated[str | None,
+                        Field(description="Only files whose path matches this glob, e.g. '*/Projects/*'.")] = None,
         tag: Annotated[str | None, Field(description="Only notes with this tag (without '#').")] = None,
         since: Annotated[str | None, Field(description="Only notes dated on or after this day (YYYY-MM-DD).")] = None,
         until: Annotated[str | None, Field(description="Only notes dated on or before this day (YYYY-MM-DD).")] = None,
@@ -81,7 +84,8 @@ def build_server(tools: NoteTools, warm_up: bool = True):
 
     @server.tool(annotations=read_only)
     def get(
-        path: Annotated[str, Field(description="A note's path as a search result gives it, or relative to an indexed folder.")],
+        path: Annotated[str, Field(description="A note's path as a search result gives it, "
+                                               "or relative to an indexed folder.")],
         line_start: Annotated[int | None, Field(description="First line to return (1-based); default 1.")] = None,
         line_end: Annotated[int | None, Field(description="Last line to return (inclusive); default the end.")] = None,
         page: Annotated[int | None, Field(description="For a PDF: the page (lines number within the page).")] = None,
@@ -107,7 +111,7 @@ def _call(fn: Callable[[], T]) -> T:
         return fn()
     except RagError as exc:
         raise ToolError(f"{exc}\nHint: {exc.hint}" if exc.hint else str(exc)) from None
-    except Exception as exc:  # noqa: BLE001 - a bug must not end the server or hide its cause
+    except Exception as exc:  # a bug must not end the server or hide its cause
         log.exception("tool failed")
         raise ToolError(f"unexpected {type(exc).__name__}: {exc}") from None
 

@@ -37,13 +37,12 @@ import socket
 from pathlib import Path
 from typing import Any
 
-from ..config import Config
+from ..config import MODES, Config
 
 VERSION = 3  # 2: the quotes event and quotes_only; 3: one answer shape, a chat's follow-up fields
 SOCKET_NAME = "watch.sock"
 MAX_REQUEST = 1 << 20  # bytes in one request line
 MAX_TEXT = 100_000  # characters in a query or question
-MODES = ("hybrid", "vector", "keyword")
 OPS = ("status", "search", "ask")
 FILTER_KEYS = ("path", "tag", "since", "until")
 

@@ -3,7 +3,8 @@
 Threads: one accepts connections; each connection gets its own short-lived thread that
 reads request lines (at most ``MAX_REQUEST`` bytes, within ``READ_TIMEOUT``), checks them
 (``protocol.parse_request``) and answers. Requests that use the models or the index take
-the engine's lock one at a time (the engine: the watcher's ``Notes``) (a request that cannot have it within ``BUSY_WAIT``
+the engine's lock one at a time (the engine: the watcher's ``Notes``)
+(a request that cannot have it within ``BUSY_WAIT``
 is told "busy" and the client answers in its own process); status and refused requests
 never wait for it. Nothing a client sends is executed: three operations, checked fields.
 
@@ -50,7 +51,7 @@ def make_engine(config: Config, writer_index, embedder) -> Notes:
     engine = Notes(config, watcher=False, searcher=searcher)
     try:
         engine.search("warm up", k=1)  # opens the vector store now, not on a user's query
-    except Exception:  # noqa: BLE001 - the first real query tries again, and says why
+    except Exception:  # the first real query tries again, and says why
         log.debug("warm-up search failed", exc_info=True)
     return engine
 
@@ -100,7 +101,7 @@ class SocketServer:
         """Start answering search and ask (the indexer's embedder is loaded)."""
         try:
             self.engine = make_engine(self.config, writer_index, embedder)
-        except Exception:  # noqa: BLE001 - the watcher goes on; clients work in process
+        except Exception:  # the watcher goes on; clients work in process
             log.warning("cannot answer searches on %s; they work in their own process", self.path,
                         exc_info=True)
             return
@@ -189,7 +190,7 @@ class SocketServer:
                     continue
                 if not self._dispatch(conn, req):
                     return
-        except Exception:  # noqa: BLE001 - one connection must never take the watcher down
+        except Exception:  # one connection must never take the watcher down
             log.exception("a connection failed")
         finally:
             conn.close()
@@ -229,7 +230,7 @@ class SocketServer:
         except RagError as exc:
             return self._send(conn, {"error": str(exc), "code": "failed", "exit_code": int(exc.exit_code),
                                      "hint": exc.hint})
-        except Exception:  # noqa: BLE001 - logged; the client answers in its own process
+        except Exception:  # logged; the client answers in its own process
             log.exception("%s request failed", op)
             return self._send(conn, {"error": "the watcher failed on this request (see its log)",
                                      "code": "failed"})

@@ -74,7 +74,7 @@ class NoteTools:
     def _warm_up_logged(self) -> None:
         try:
             self.warm_up()
-        except Exception:  # noqa: BLE001 - a thread's failure must reach the log, not vanish
+        except Exception:  # a thread's failure must reach the log, not vanish
             logging.getLogger(__name__).exception("warming up the index failed")
 
     def close(self) -> None:

@@ -257,7 +257,7 @@ def _check_vectors(config: Config, chunks: dict[str, tuple[str, str]], db: sqlit
         else:
             store = ChromaStore.persistent(path)
         return _compare_vectors(store, chunks, db, dim, problems)
-    except Exception as exc:  # noqa: BLE001 - any failure of the store is a finding, not a crash
+    except Exception as exc:  # any failure of the store is a finding, not a crash
         if isinstance(exc, StoreError) and config.chroma_url:
             raise  # except a server that does not answer: then nothing could be checked
         problems.append(Problem(STORE_BROKEN, where, f"{type(exc).__name__}: {exc}"[:300]))

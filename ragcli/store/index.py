@@ -93,7 +93,7 @@ class Index(Searching, Repairs):
             raise NoIndexError(f"no index at {config.index_dir}")
         try:
             return cls(config, Manifest(config.index_dir / MANIFEST_NAME), beside=beside)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - a damaged manifest fails in many ways, all "cannot open"
             raise StoreError(f"{config.index_dir / MANIFEST_NAME}: cannot open the index: {exc}") from None
 
     @classmethod

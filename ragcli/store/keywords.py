@@ -43,7 +43,8 @@ def keyword_search(db: sqlite3.Connection, match: str, limit: int, paths: Sequen
         # match to its chunk row first cost 1.5-2x the time at 168k chunks (MDN), where a
         # query of common words matches 10-30k of them.
         sql = ("SELECT c.id, f.s FROM (SELECT rowid, bm25(chunks_fts, ?, ?, ?) AS s FROM chunks_fts"
-               f" WHERE chunks_fts MATCH ?{within} ORDER BY s LIMIT ?) f JOIN chunks c ON c.rowid = f.rowid ORDER BY f.s")
+               f" WHERE chunks_fts MATCH ?{within} ORDER BY s LIMIT ?) f"
+               " JOIN chunks c ON c.rowid = f.rowid ORDER BY f.s")
     try:
         rows = db.execute(sql, (*params, limit)).fetchall()
     except sqlite3.OperationalError:
@@ -137,7 +138,8 @@ def respell(db: sqlite3.Connection, terms: Sequence[str]) -> dict[str, str]:
 
 def _in_some_chunk(db: sqlite3.Connection, word: str) -> bool:
     try:
-        return db.execute("SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1", (f'"{word}"',)).fetchone() is not None
+        found = db.execute("SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1", (f'"{word}"',))
+        return found.fetchone() is not None
     except sqlite3.OperationalError:
         return True  # not a word FTS5 takes: leave it alone
 
@@ -147,7 +149,8 @@ def _vocab_near(db: sqlite3.Connection, word: str) -> list[tuple[str, int]]:
     db.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{_VOCAB} USING fts5vocab(main, chunks_fts, row)")
     low, high = word[0], chr(ord(word[0]) + 1)
     return db.execute(f"SELECT term, doc FROM temp.{_VOCAB} WHERE term >= ? AND term < ?"
-                      f" AND length(term) BETWEEN ? AND ?", (low, high, max(len(word) - 5, 4), len(word) + 2)).fetchall()
+                      " AND length(term) BETWEEN ? AND ?",
+                      (low, high, max(len(word) - 5, 4), len(word) + 2)).fetchall()
 
 
 # Endings the porter stemmer may drop (or leave a letter of): what a word may have past its stem.

@@ -206,17 +206,6 @@ class Manifest:
         return found
 
     # -- chunks -----------------------------------------------------------------------------
-    def chunk_ids(self, path: str | None = None) -> set[str]:
-        if path is None:
-            return {r[0] for r in self.db.execute("SELECT id FROM chunks")}
-        return {r[0] for r in self.db.execute("SELECT id FROM chunks WHERE path = ?", (path,))}
-
-    def chunk_ids_by_path(self) -> dict[str, set[str]]:
-        result: dict[str, set[str]] = {}
-        for cid, path in self.db.execute("SELECT id, path FROM chunks"):
-            result.setdefault(path, set()).add(cid)
-        return result
-
     def replace_file(self, record: FileRecord, chunks: Sequence[StoredChunk],
                      centroid: np.ndarray | None = None) -> None:
         """Swap a file's chunks (and its centroid) for new ones (inside the caller's transaction)."""

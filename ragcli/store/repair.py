@@ -60,7 +60,8 @@ class Repairs:
                 _written, _deleted, lost = sync_into(self._m, self._dim(), self.vectors)
             else:
                 self.drop_vectors()
-                _written, _deleted, lost = rebuild_folder(self.dir, lambda fresh: sync_into(self._m, self._dim(), fresh))
+                _written, _deleted, lost = rebuild_folder(
+                    self.dir, lambda fresh: sync_into(self._m, self._dim(), fresh))
             self._m.set_meta("vectors_dirty", "0")
         finally:
             self.in_write = False

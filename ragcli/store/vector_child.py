@@ -10,8 +10,9 @@ its few writes over a pipe.
 The child is a plain ``python -m ragcli.store.vector_child`` (never a fork: the writer may
 have threads). It dies with its parent (PR_SET_PDEATHSIG where Linux offers it; elsewhere it
 leaves when the pipe closes), sits in its own session so that a terminal's Ctrl-C reaches
-only the writer (which decides what an interrupt means), and answers one request at a time, so every write has finished when its reply is read: the
-write protocol (the manifest's journal, ``vectors_dirty``) is the writer's, as before.
+only the writer (which decides what an interrupt means), and answers one request at a
+time, so every write has finished when its reply is read: the write protocol (the
+manifest's journal, ``vectors_dirty``) is the writer's, as before.
 
 Protocol: length-prefixed pickles. The child's first message says it is ready (or why the
 store did not open); then one reply per request ``(method, args)``.

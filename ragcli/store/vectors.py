@@ -84,7 +84,7 @@ class ChromaStore:
         try:
             client = chromadb.PersistentClient(path=str(path), settings=Settings(anonymized_telemetry=False))
             return cls(client)
-        except Exception as exc:  # chromadb raises many types; all mean "cannot open"
+        except Exception as exc:  # noqa: BLE001 - chromadb raises many types; all mean "cannot open"
             raise StoreError(f"{path}: cannot open the vector store: {exc}") from None
 
     @classmethod

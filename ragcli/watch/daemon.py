@@ -204,7 +204,7 @@ class Watcher:
         except RagError as exc:
             log.warning("%s failed: %s%s", what, exc, f" ({exc.hint})" if exc.hint else "")
             return None
-        except Exception:  # noqa: BLE001 - one bad run must not end the daemon
+        except Exception:  # one bad run must not end the daemon
             log.exception("%s failed unexpectedly; will try again", what)
             return None
         finally:
@@ -250,7 +250,7 @@ class Watcher:
             log.warning("the embeddings server is not answering yet: %s", exc)
         except (IndexMismatchError, ModelError):
             raise
-        except Exception:  # noqa: BLE001 - a later sync reports it again, with context
+        except Exception:  # a later sync reports it again, with context
             log.warning("could not load the embedder yet", exc_info=True)
 
     def _check_coverage(self) -> None:

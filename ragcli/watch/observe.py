@@ -33,7 +33,7 @@ def make_handler(on_event: Callable):
         def dispatch(self, event) -> None:
             try:
                 on_event(event)
-            except Exception:  # noqa: BLE001 - an odd event must never kill the observer thread
+            except Exception:  # an odd event must never kill the observer thread
                 log.exception("could not handle a file event")
 
     return _Forward()
@@ -87,7 +87,7 @@ def stop_observer(observer, timeout: float = 2.0) -> None:
         observer.stop()
         if observer.is_alive():
             observer.join(timeout)
-    except Exception:  # noqa: BLE001 - stopping is best effort; the process is ending
+    except Exception:  # stopping is best effort; the process is ending
         log.debug("observer did not stop cleanly", exc_info=True)
 
 
