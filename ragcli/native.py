@@ -48,8 +48,10 @@ class _LlamaFirst:
     extension module about to be loaded, loads libllama just before it, and leaves."""
 
     def __init__(self):
+        # The interpreter's own extension modules (lib-dynload) are not third-party; in a venv
+        # sysconfig's "platstdlib" is the venv's lib/, above site-packages, so it cannot say.
         self._stdlib = tuple(os.path.realpath(p) for p in
-                             {sysconfig.get_path("stdlib"), sysconfig.get_path("platstdlib")} if p)
+                             {os.path.dirname(os.__file__), sysconfig.get_config_var("DESTSHARED")} if p)
         self._busy = False
 
     def find_spec(self, name, path=None, target=None):
@@ -67,7 +69,8 @@ class _LlamaFirst:
     def _third_party_extension(self, origin: str | None) -> bool:
         if not origin or not origin.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES)):
             return False
-        return not os.path.realpath(origin).startswith(self._stdlib)
+        path = os.path.realpath(origin)
+        return "-packages" in path or not path.startswith(self._stdlib)
 
     def load_now(self) -> None:
         """Load libllama (once), then stop watching."""
