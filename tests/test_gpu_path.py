@@ -23,7 +23,8 @@ from ragcli.config import load_config
 from ragcli.embed.llama import FLASH_AUTO, FLASH_ON, LlamaEmbedder, flash_attention
 from ragcli.generate.llama import LlamaGenerator, prefix_key
 from ragcli.maintenance.doctor import diagnose
-from ragcli.models.backend import describe_backends
+from ragcli.maintenance.placement import backend_checks
+from ragcli.models.backend import Backends, Device, describe_backends
 from ragcli.models.llama import captured_log
 from ragcli.models.packages import builtin_llm_path
 
@@ -108,12 +109,28 @@ def test_doctor_names_the_cpu_build_and_where_each_model_runs(example_vault_env,
     built = describe_backends()
     assert built.accelerators == [] and "CPU" in built.built  # this machine's build
     assert backend.status == "ok" and backend.detail.startswith("CPU only")
-    assert "CMAKE_ARGS" in backend.fix
+    assert "CMAKE_ARGS" in backend.detail
     assert devices.detail.startswith("CPU (")
     embed = checks[("models", "embedding model")]
     assert embed.status == "ok" and "layers on cpu, flash attention on" in embed.detail
     gen = checks[("models", "generation model")]
     assert gen.status == "ok" and "layers on cpu" in gen.detail
+
+
+def test_doctor_tells_a_gpu_build_that_sees_no_gpu_from_a_cpu_only_build():
+    # What ggml's registry reports for a CUDA build on a machine whose GPU is hidden, and
+    # for one that sees an H100 (as on the lent machine).
+    cpu = Device("CPU", "AMD EPYC", "cpu", 0)
+    hidden = {c.name: c for c in backend_checks(Backends(built=["CUDA", "CPU"], devices=[cpu]))}
+    assert hidden["backend"].status == "warn"
+    assert "sees no GPU" in hidden["backend"].detail and "CUDA" in hidden["backend"].detail
+    assert "CMAKE_ARGS" not in hidden["backend"].detail + hidden["backend"].fix
+    h100 = Device("CUDA0", "NVIDIA H100 80GB HBM3", "gpu", 85 << 30)
+    seen = Backends(built=["CUDA", "CPU"], devices=[h100, cpu], gpu_offload=True)
+    checks = {c.name: c for c in backend_checks(seen)}
+    assert checks["backend"].status == "ok" and checks["backend"].detail.startswith("CUDA")
+    assert "CUDA0 (NVIDIA H100 80GB HBM3, 85 GiB)" in checks["devices"].detail
+    assert seen.placement(-1) == "CUDA0:all" and seen.placement(0) == "cpu"
 
 
 def test_a_prompt_state_saved_on_another_backend_is_not_restored(tmp_path):

@@ -68,7 +68,7 @@ def check_llama_build() -> list[Check]:
     from .placement import backend_checks
 
     checks = [Check("llama.cpp", "cpu features", OK, ", ".join(features) or info)]
-    checks += backend_checks(lambda name, status, detail, fix: Check("llama.cpp", name, status, detail, fix))
+    checks += backend_checks()
     if not any(f.startswith("AVX") or f.startswith("NEON") for f in features):
         checks.append(Check("llama.cpp", "simd", WARN, "no AVX/NEON in this build: generation will be slow",
                             "Rebuild llama-cpp-python on this machine: pip install --no-binary "

@@ -11,33 +11,30 @@ import re
 from pathlib import Path
 
 from ..config import Config
+from ..models.backend import Backends, describe_backends
+from .doctor import OK, WARN, Check
 
 REBUILD = ('CMAKE_ARGS="-DGGML_CUDA=on" pip install --force-reinstall --no-cache-dir '
            'llama-cpp-python  (or -DGGML_METAL=on on a Mac)')
 
 
-def backend_checks(make_check) -> list:
-    """Checks "backend" and "devices", built with ``make_check(name, status, detail, fix)``."""
-    from ..models.backend import describe_backends
-
-    backends = describe_backends()
+def backend_checks(backends: Backends | None = None) -> list[Check]:
+    """The "backend" and "devices" checks of llama.cpp's build (this process's, by default)."""
+    backends = backends or describe_backends()
     built = ", ".join(backends.built) or "unknown"
-    devices = "; ".join(d.label() for d in backends.devices) or "none listed"
-    gpus, accelerators = backends.gpus, backends.accelerators
+    devices = Check("llama.cpp", "devices", OK, "; ".join(d.label() for d in backends.devices) or "none listed")
+    accelerators = ", ".join(backends.accelerators)
     if not accelerators:
-        return [make_check("backend", "ok", f"CPU only (built: {built}); models run on the CPU",
-                           f"For a GPU, rebuild: {REBUILD}"),
-                make_check("devices", "ok", devices, "")]
-    if not gpus or not backends.gpu_offload:
-        return [make_check("backend", "warn",
-                           f"built with {', '.join(accelerators)} (built: {built}), but llama.cpp sees "
-                           "no GPU: models run on the CPU",
-                           "Check the GPU driver (nvidia-smi for CUDA) and CUDA_VISIBLE_DEVICES; "
-                           "no rebuild is needed."),
-                make_check("devices", "ok", devices, "")]
-    return [make_check("backend", "ok", f"{', '.join(accelerators)} (built: {built}); "
-                       "n_gpu_layers=-1 (the default) puts every layer on the GPU", ""),
-            make_check("devices", "ok", devices, "")]
+        return [Check("llama.cpp", "backend", OK, f"CPU only (built: {built}): models run on the CPU; "
+                      f"for a GPU, rebuild: {REBUILD}"), devices]
+    if not backends.gpus or not backends.gpu_offload:
+        return [Check("llama.cpp", "backend", WARN,
+                      f"built with {accelerators} (built: {built}), but llama.cpp sees no GPU: "
+                      "models run on the CPU",
+                      "Check the GPU driver (nvidia-smi for CUDA) and CUDA_VISIBLE_DEVICES; "
+                      "no rebuild is needed."), devices]
+    return [Check("llama.cpp", "backend", OK, f"{accelerators} (built: {built}); n_gpu_layers=-1 "
+                  "(the default) puts every layer of both models on the GPU"), devices]
 
 
 def _flash_outcome(choice: int, log: str) -> str:
@@ -57,7 +54,6 @@ def _flash_outcome(choice: int, log: str) -> str:
 def embedder_placement(config: Config, path: Path) -> str:
     """Load the embedding model as indexing does; say where its layers and attention run."""
     from ..embed.llama import LlamaEmbedder
-    from ..models.backend import describe_backends
     from ..models.llama import captured_log
 
     with captured_log() as lines:
