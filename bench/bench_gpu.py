@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import statistics
 import sys
@@ -121,6 +122,15 @@ def embed_figures(env: dict, texts: list[str], rounds: int) -> None:
         e.close()
 
 
+def question_for(notes: list[Path]) -> str:
+    """A question the slice answers: about the title of a note from its middle."""
+    for path in notes[len(notes) // 2:] + notes:
+        match = re.search(r"^title:\s*\"?(.+?)\"?\s*$", path.read_text(errors="replace"), re.M)
+        if match:
+            return f"What is {match.group(1)}?"
+    return "What is HTML?"
+
+
 def index_figures(env: dict, notes: list[Path], workdir: Path) -> None:
     vault = workdir / "mdn-slice"
     for path in notes:
@@ -139,6 +149,7 @@ def index_figures(env: dict, notes: list[Path], workdir: Path) -> None:
 
 def query_figures(env: dict, question: str, rounds: int) -> None:
     env = dict(env, RAG_DAEMON="off")  # cold: this process does everything
+    print(f"question: {question}")
     for _ in range(rounds):
         search = rag(["search", question, "--json"], env)
         ask = rag(["ask", question, "--json"], env)
@@ -158,7 +169,8 @@ def main() -> None:
     parser.add_argument("--notes", type=int, default=1000, help="MDN notes for `rag index`")
     parser.add_argument("--chunks", type=int, default=4000, help="chunk texts for the embedder figures")
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--question", default="How do I center an element with CSS grid?")
+    parser.add_argument("--question", default=None,
+                        help="for search/ask (default: 'What is <title>?' of a note in the slice, so it is covered)")
     parser.add_argument("--skip", nargs="*", default=[], choices=["embed", "index", "query"])
     args = parser.parse_args()
 
@@ -175,7 +187,7 @@ def main() -> None:
         if "index" not in args.skip:
             index_figures(env, notes, workdir)
         if "query" not in args.skip and "index" not in args.skip:
-            query_figures(env, args.question, args.rounds)
+            query_figures(env, args.question or question_for(notes), args.rounds)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 

@@ -74,8 +74,10 @@ class _LlamaFirst:
 
     def load_now(self) -> None:
         """Load libllama (once), then stop watching."""
-        if self in sys.meta_path:
+        try:
             sys.meta_path.remove(self)
+        except ValueError:
+            pass  # another thread's import got here first (loading twice is harmless)
         lib = llama_library()
         if lib is None:
             return  # not installed: the model load reports that, with its hint
