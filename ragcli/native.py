@@ -44,8 +44,9 @@ def llama_library() -> Path | None:
 
 
 class _LlamaFirst:
-    """A meta-path finder that finds nothing itself: it watches for the first third-party
-    extension module about to be loaded, loads libllama just before it, and leaves."""
+    """A meta-path finder in front of the path finder: it asks the path finder, as the import
+    system would next, and before returning a third-party extension module's spec (the
+    module is loaded right after) loads libllama, once; then it leaves."""
 
     def __init__(self):
         # The interpreter's own extension modules (lib-dynload) are not third-party; in a venv
@@ -59,12 +60,12 @@ class _LlamaFirst:
             return None
         self._busy = True
         try:
-            spec = importlib.machinery.PathFinder.find_spec(name, path)
+            spec = importlib.machinery.PathFinder.find_spec(name, path, target)
             if spec is not None and self._third_party_extension(spec.origin):
                 self.load_now()
         finally:
             self._busy = False
-        return None  # the normal finders find it again (their caches make that cheap)
+        return spec
 
     def _third_party_extension(self, origin: str | None) -> bool:
         if not origin or not origin.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES)):
@@ -96,4 +97,6 @@ def llama_first() -> None:
     a no-op when llama_cpp is imported already or the watcher is installed."""
     if "llama_cpp" in sys.modules or any(isinstance(f, _LlamaFirst) for f in sys.meta_path):
         return
-    sys.meta_path.insert(0, _LlamaFirst())
+    finders = sys.meta_path
+    at = finders.index(importlib.machinery.PathFinder) if importlib.machinery.PathFinder in finders else 0
+    finders.insert(at, _LlamaFirst())  # builtin and frozen modules are found before, as always
