@@ -166,3 +166,18 @@ def _key_for(gen: LlamaGenerator, placement: str) -> str:
     finally:
         reloaded.close()
     return prefix_key(gen.model_path, gen.n_ctx, placement, tokens)
+
+
+def test_index_takes_the_gpu_layers_setting(tmp_path):
+    from typer.testing import CliRunner
+
+    from ragcli.cli import full_app
+
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("# Tags\n\nA tag groups notes by topic.\n")
+    for flag in ("--gpu-layers", "--n-gpu-layers"):
+        result = CliRunner().invoke(full_app(), ["index", str(notes), flag, "0", "--json"])
+        assert result.exit_code == 0, result.output
+    result = CliRunner().invoke(full_app(), ["index", str(notes), "--gpu-layers", "many"])
+    assert result.exit_code == 2  # a usage error, as for any other bad value
