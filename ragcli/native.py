@@ -94,7 +94,7 @@ def llama_first() -> None:
     """Make llama.cpp's library the first third-party native library this process loads.
 
     Too late once numpy (or any other third-party extension) is loaded, and harmless then;
-    a no-op when llama_cpp is imported already or the watcher is installed."""
+    a no-op when llama_cpp is imported already or this was called before."""
     if "llama_cpp" in sys.modules or any(isinstance(f, _LlamaFirst) for f in sys.meta_path):
         return
     finders = sys.meta_path
