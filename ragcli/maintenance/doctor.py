@@ -11,27 +11,11 @@ from __future__ import annotations
 import platform
 import sys
 import time
-from dataclasses import asdict, dataclass
 from importlib import metadata
 
 from ..config import Config
 from ..errors import ExitCode
-
-OK, WARN, FAIL = "ok", "warn", "fail"
-
-
-@dataclass
-class Check:
-    area: str  # versions, llama.cpp, config, models, index
-    name: str
-    status: str  # ok | warn | fail
-    detail: str
-    fix: str = ""
-    exit_code: int = 0  # what `rag doctor` exits with when this check fails
-
-    def to_json(self) -> dict:
-        return asdict(self)
-
+from .checks import FAIL, OK, WARN, Check  # noqa: F401 - FAIL, WARN: the command reads them here
 
 def _version(dist: str) -> str | None:
     try:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..config import Config
 from ..models.backend import Backends, describe_backends
-from .doctor import OK, WARN, Check
+from .checks import OK, WARN, Check
 
 REBUILD = ('CMAKE_ARGS="-DGGML_CUDA=on" pip install --force-reinstall --no-cache-dir '
            'llama-cpp-python  (or -DGGML_METAL=on on a Mac)')
