@@ -97,6 +97,10 @@ def main(argv: list[str] | None = None) -> int:
     # (Chroma's files included) is owner-only. A process-wide setting, so the program sets it,
     # not the library.
     os.umask(0o077)
+    # Before anything native loads: a CUDA build of llama.cpp crashes when numpy came first.
+    from .native import llama_first
+
+    llama_first()
     args = list(sys.argv[1:] if argv is None else argv)
     try:
         code = _program(args)

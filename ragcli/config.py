@@ -53,6 +53,7 @@ class Config:
     max_tokens: int = 256
     n_ctx: int = 2048
     threads: int = 0  # 0: all cores
+    # models: layers of the embedder *and* the generator put on the GPU
     n_gpu_layers: int = -1  # -1: all layers when llama.cpp has a GPU backend, else none
     # parsing limits
     parse_timeout: float = 30.0

@@ -30,9 +30,9 @@ OPTIONS: dict[str, dict[str, tuple[str, str]]] = {
                "--json": ("as_json", FLAG)},
     "ask": {"--quotes": ("quotes", FLAG), "--model": ("model", TEXT), "--temperature": ("temperature", FLOAT),
             "--max-tokens": ("max_tokens", INT), "--ctx": ("ctx", INT), "--threads": ("threads", INT),
-            "--gpu-layers": ("gpu_layers", INT), "-k": ("k", INT), "--top-k": ("k", INT),
-            "--mode": ("mode", TEXT), "--min-score": ("min_score", FLOAT), "--json": ("as_json", FLAG),
-            "-v": ("verbose", FLAG), "--verbose": ("verbose", FLAG)},
+            "--gpu-layers": ("gpu_layers", INT), "--n-gpu-layers": ("gpu_layers", INT), "-k": ("k", INT),
+            "--top-k": ("k", INT), "--mode": ("mode", TEXT), "--min-score": ("min_score", FLOAT),
+            "--json": ("as_json", FLAG), "-v": ("verbose", FLAG), "--verbose": ("verbose", FLAG)},
 }
 POSITIONAL = {"search": "query", "ask": "question"}
 DEFAULTS: dict[str, dict] = {

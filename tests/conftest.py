@@ -13,7 +13,13 @@ from pathlib import Path
 # model-heavy fixtures several times slower (see ragcli/models/llama.py). Set before any import.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-import pytest
+# Tests run commands in this process: llama.cpp's library must load before numpy's here too,
+# or a CUDA build of llama.cpp crashes (ragcli/native.py).
+from ragcli.native import llama_first
+
+llama_first()
+
+import pytest  # noqa: E402
 
 # Paths as reached, never resolved: ../shared is often a symlink, and the index stores (and
 # results cite) the path it was given, so tests compare against the spelling they passed in.

@@ -21,7 +21,7 @@ def test_doctor_reports_llama_build_versions_and_models(rag_home):
     names = {(c["area"], c["name"]): c for c in data["checks"]}
     assert ("versions", "llama-cpp-python") in names and ("versions", "chromadb") in names
     assert "AVX" in names[("llama.cpp", "cpu features")]["detail"] or names[("llama.cpp", "cpu features")]["detail"]
-    assert ("llama.cpp", "gpu offload") in names
+    assert ("llama.cpp", "backend") in names and ("llama.cpp", "devices") in names
     gen = names[("models", "generation model")]
     assert gen["status"] == "ok" and "loads and generates" in gen["detail"]
     assert names[("index", "index")]["status"] == "warn"  # no index yet: a hint, not a failure

@@ -9,6 +9,7 @@ import typer
 
 from ..app import app
 from ..config import load_config
+from .options import GPU
 
 
 @app.command("index")
@@ -16,13 +17,15 @@ def index_cmd(
     paths: List[Path] = typer.Argument(None, help="Folders to index (default: the ones indexed before)."),
     rebuild: bool = typer.Option(False, "--rebuild", help="Drop the index and build it again."),
     embed_model: Optional[str] = typer.Option(None, "--embed-model", help="GGUF embedding model file."),
+    gpu_layers: Optional[int] = GPU,
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
     """Build or update the index of a notes folder (Markdown, Obsidian, PDF), incrementally."""
     from .. import render
     from ..library import Notes
 
-    with Notes(load_config({"embed_model": embed_model})) as notes, render.progress_reporter() as progress:
+    config = load_config({"embed_model": embed_model, "n_gpu_layers": gpu_layers})
+    with Notes(config) as notes, render.progress_reporter() as progress:
         report = notes.index(paths or None, rebuild=rebuild, progress=progress)
     if as_json:
         render.print_json(report.to_json())

@@ -7,8 +7,9 @@ box (figures in its docstring); what mattered, biggest first:
   thread pool (ctypes releases the GIL during ``llama_decode``). One context with two
   threads synchronises at a barrier after every op; on a busy machine the thread that
   waits spins while its partner is descheduled, and it ran 2.5-6x slower than this;
-- flash attention (1.6x with one chunk per call, 2.5x with packing): no F32 KQ matrix,
-  no separate softmax pass, and masked cross-sequence pairs are skipped;
+- flash attention on the CPU (1.6x with one chunk per call, 2.5x with packing): no F32
+  KQ matrix, no separate softmax pass, and masked cross-sequence pairs are skipped. On a
+  GPU it is llama.cpp's to decide (``flash_attention``);
 - chunks sorted by length and packed by token count (up to 512 per decode, distinct
   seq_ids, llama.cpp masks attention across them): short texts share a call, while
   ~200-token chunks go one or two per call: ~200 tokens already keep the matmuls busy,
@@ -38,6 +39,22 @@ _MAX_SEQS = 64  # sequences per batch; llama.cpp's limit is LLAMA_MAX_SEQ (256)
 # How a sentence vector is pooled from the token vectors (llama.cpp's llama_pooling_type).
 POOLINGS = {"mean": 1, "cls": 2, "last": 3}  # LLAMA_POOLING_TYPE_{MEAN,CLS,LAST}
 _POOLING_NAMES = {0: "none", 1: "mean", 2: "cls", 3: "last", 4: "rank"}
+# llama.cpp's llama_flash_attn_type, and how `rag doctor` names each.
+FLASH_AUTO, FLASH_OFF, FLASH_ON = -1, 0, 1
+FLASH_NAMES = {FLASH_AUTO: "auto", FLASH_OFF: "off", FLASH_ON: "on"}
+
+
+def flash_attention(on_gpu: bool) -> int:
+    """The flash-attention setting for an embedding context (a ``llama_flash_attn_type``).
+
+    On the CPU, on: 1.6-2.5x faster here (module docstring). With layers on a GPU, llama.cpp's
+    AUTO: it keeps flash attention only where the GPU backend runs it on the layer's own
+    device. CUDA has no flash-attention kernel for MiniLM's head size 32, so forcing it on
+    sent every layer's attention back to the CPU: 3-4x slower embedding on an H100 (268-276
+    against 836-852 chunks/s), where AUTO turns it off (shared/gpu/README.md). A model whose
+    head size the GPU backend does support keeps it. The vectors agree either way (cosine
+    >= 0.99999), so the choice is no part of the index fingerprint."""
+    return FLASH_AUTO if on_gpu else FLASH_ON
 
 
 
@@ -62,14 +79,14 @@ def _llama():
 class _Worker:
     """One llama.cpp context (and its batch) on the shared model; used by one thread at a time."""
 
-    def __init__(self, lc, model, path: Path, batch_tokens: int, n_threads: int, flash_attn: bool,
+    def __init__(self, lc, model, path: Path, batch_tokens: int, n_threads: int, flash_attn: int,
                  pooling: int):
         self.lc, self.path = lc, path
         self.dim = int(lc.llama_model_n_embd(model))
         self.ctx = self._new_context(model, batch_tokens, n_threads, flash_attn, pooling)
         self.batch = lc.llama_batch_init(batch_tokens, 0, _MAX_SEQS)
 
-    def _new_context(self, model, batch_tokens: int, n_threads: int, flash_attn: bool, pooling: int):
+    def _new_context(self, model, batch_tokens: int, n_threads: int, flash_attn: int, pooling: int):
         lc = self.lc
         params = lc.llama_context_default_params()
         params.n_ctx = batch_tokens  # a multiple of _MAX_SEQS (llama.cpp splits it per seq)
@@ -78,8 +95,7 @@ class _Worker:
         params.n_threads = params.n_threads_batch = n_threads
         params.embeddings = True
         params.pooling_type = pooling  # UNSPECIFIED: what the GGUF says (MiniLM: mean)
-        # Flash attention: 1.6x faster on CPU here, and it skips masked (cross-sequence) pairs.
-        params.flash_attn_type = 1 if flash_attn else 0  # LLAMA_FLASH_ATTN_TYPE_{ENABLED,DISABLED}
+        params.flash_attn_type = flash_attn  # see flash_attention()
         ctx = lc.llama_init_from_model(model, params)
         if not ctx:
             raise ModelError(f"llama.cpp could not create a context for {self.path}")
@@ -149,7 +165,7 @@ class LlamaEmbedder:
 
     def __init__(self, path: Path, model_id: str, n_threads: int, n_gpu_layers: int = 0,
                  batch_tokens: int = DEFAULT_BATCH_TOKENS, max_tokens: int | None = None,
-                 flash_attn: bool = True, workers: int | None = None, pooling: str = "",
+                 flash_attn: bool | int | None = None, workers: int | None = None, pooling: str = "",
                  query_prefix: str = "", document_prefix: str = ""):
         lc = _llama()
         self._lc = lc
@@ -161,7 +177,10 @@ class LlamaEmbedder:
                              hint=f"Use one of: {', '.join(POOLINGS)} (or leave it empty for the model's own).")
         self._workers: list[_Worker] = []
         self._pool = None
-        self._model = self._load_model(n_gpu_layers)
+        # -1: every layer, when llama.cpp has a GPU device to put them on.
+        on_gpu = n_gpu_layers != 0 and bool(lc.llama_supports_gpu_offload())
+        self.n_gpu_layers = (n_gpu_layers if n_gpu_layers >= 0 else 999) if on_gpu else 0
+        self._model = self._load_model(self.n_gpu_layers)
         self.model_pooling = self._own_pooling()
         self._vocab = lc.llama_model_get_vocab(self._model)
         self.dim = int(lc.llama_model_n_embd(self._model))
@@ -169,11 +188,12 @@ class LlamaEmbedder:
         self.max_tokens = min(max_tokens or window - 2, window - 2)
         self._batch_tokens = -(-max(batch_tokens, self.max_tokens + 2) // _MAX_SEQS) * _MAX_SEQS
         # One context when the model runs on a GPU: parallel CPU contexts would only queue.
-        on_gpu = n_gpu_layers != 0 and bool(lc.llama_supports_gpu_offload())
         n_workers, threads_each = _split_threads(n_threads, 1 if on_gpu else workers)
+        # None: chosen for where the layers run; True/False or a FLASH_* value (benchmarks): as given.
+        self.flash_attn = flash_attention(on_gpu) if flash_attn is None else int(flash_attn)
         for _ in range(n_workers):
             self._workers.append(_Worker(lc, self._model, self.path, self._batch_tokens, threads_each,
-                                         flash_attn, POOLINGS.get(pooling, lc.LLAMA_POOLING_TYPE_UNSPECIFIED)))
+                                         self.flash_attn, POOLINGS.get(pooling, lc.LLAMA_POOLING_TYPE_UNSPECIFIED)))
         # The pooling the contexts really use (llama.cpp resolves "unspecified" from the GGUF).
         self.pooling = _POOLING_NAMES.get(int(lc.llama_pooling_type(self._workers[0].ctx)), pooling)
         if self.model_pooling == "unspecified" and not pooling:
@@ -189,7 +209,7 @@ class LlamaEmbedder:
     def _load_model(self, n_gpu_layers: int):
         lc = self._lc
         params = lc.llama_model_default_params()
-        params.n_gpu_layers = n_gpu_layers if n_gpu_layers >= 0 else 999
+        params.n_gpu_layers = n_gpu_layers
         model = lc.llama_model_load_from_file(str(self.path).encode(), params)
         if not model:
             raise ModelError(f"llama.cpp could not load {self.path}",

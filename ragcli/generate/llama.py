@@ -47,6 +47,7 @@ class LlamaGenerator:
         self._lock = threading.Lock()
         self.prefix_cached = False  # the system prompt's state came from disk
         self.prefix_tokens = 0  # tokens of that state (the system prompt), once loaded
+        self.placement = ""  # where the layers run ("cpu", "CUDA0:all"), once loaded
 
     # -- loading ------------------------------------------------------------------------
     def preload(self) -> None:
@@ -88,9 +89,12 @@ class LlamaGenerator:
             llama_cpp = _import_llama_cpp()
             from llama_cpp import llama_chat_format
 
+            from ..models.backend import describe_backends
+
             gpu_layers = self.n_gpu_layers
             if gpu_layers < 0:
                 gpu_layers = -1 if llama_cpp.llama_supports_gpu_offload() else 0
+            self.placement = describe_backends().placement(gpu_layers)
             try:
                 llm = llama_cpp.Llama(
                     model_path=str(self.model_path), n_ctx=self.n_ctx, n_threads=self.decode_threads,
@@ -193,12 +197,24 @@ def _import_llama_cpp():
     return load_llama_cpp()
 
 
+def prefix_key(model_path: Path, n_ctx: int, placement: str, tokens: list[int]) -> str:
+    """The file-name key of a saved system-prompt state (see ``_PrefixCache``)."""
+    import llama_cpp
+
+    st = model_path.stat()
+    raw = json.dumps([str(model_path.resolve()), st.st_size, st.st_mtime_ns, n_ctx,
+                      llama_cpp.__version__, placement, tokens])
+    return hashlib.sha256(raw.encode()).hexdigest()[:24]
+
+
 class _PrefixCache:
     """The KV state of the constant prompt prefix (template header + system prompt), on disk.
 
     llama-cpp-python reuses the longest matching token prefix of whatever state the model
     holds; restoring this state makes a fresh process skip evaluating the system prompt.
-    The key covers the model file, context size, library version and the prefix tokens.
+    The key covers the model file, context size, library version, the prefix tokens and
+    where the layers run: a state evaluated on a GPU loads on the CPU without complaint, and
+    the answers then differ by a few tokens from a CPU-only run (seen on an H100).
     """
 
     MAGIC = b"RAGKV1\n"
@@ -217,12 +233,7 @@ class _PrefixCache:
         return a[:n]
 
     def _key(self, tokens: list[int]) -> str:
-        import llama_cpp
-
-        st = self.gen.model_path.stat()
-        raw = json.dumps([str(self.gen.model_path.resolve()), st.st_size, st.st_mtime_ns,
-                          self.gen.n_ctx, llama_cpp.__version__, tokens])
-        return hashlib.sha256(raw.encode()).hexdigest()[:24]
+        return prefix_key(self.gen.model_path, self.gen.n_ctx, self.gen.placement, tokens)
 
     def restore_or_save(self) -> None:
         import numpy as np

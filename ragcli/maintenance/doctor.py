@@ -1,37 +1,21 @@
 """`rag doctor`: is everything in place? Each problem comes with its fix. Never prints.
 
 Checks: versions (python, ragcli, llama-cpp-python, chromadb), llama.cpp's build (CPU
-instruction sets, GPU backend), the config file, each model role (present, a whole GGUF,
-and for generation: loads and produces a token), the index (opens, counts, size).
+instruction sets, the backends built and the devices seen), the config file, each model role
+(present, a whole GGUF; loaded: where its layers and attention run, and for generation that
+it produces a token), the index (opens, counts, size).
 """
 
 from __future__ import annotations
 
 import platform
-import re
 import sys
 import time
-from dataclasses import asdict, dataclass
 from importlib import metadata
 
 from ..config import Config
 from ..errors import ExitCode
-
-OK, WARN, FAIL = "ok", "warn", "fail"
-
-
-@dataclass
-class Check:
-    area: str  # versions, llama.cpp, config, models, index
-    name: str
-    status: str  # ok | warn | fail
-    detail: str
-    fix: str = ""
-    exit_code: int = 0  # what `rag doctor` exits with when this check fails
-
-    def to_json(self) -> dict:
-        return asdict(self)
-
+from .checks import FAIL, OK, WARN, Check
 
 def _version(dist: str) -> str | None:
     try:
@@ -65,16 +49,10 @@ def check_llama_build() -> list[Check]:
     info = llama_cpp.llama_print_system_info().decode("utf-8", "replace").strip()
     features = [f.split("=")[0].split(":")[-1].strip() for f in info.replace("|", "\n").splitlines()
                 if f.strip().endswith("= 1")]
-    gpu = bool(llama_cpp.llama_supports_gpu_offload())
-    backends = [b for b in ("CUDA", "METAL", "VULKAN", "HIP", "SYCL") if re.search(rf"\b{b}\b", info, re.I)]
+    from .placement import backend_checks
+
     checks = [Check("llama.cpp", "cpu features", OK, ", ".join(features) or info)]
-    if gpu:
-        checks.append(Check("llama.cpp", "gpu offload", OK,
-                            f"supported ({', '.join(backends) or 'GPU backend'}); n_gpu_layers=-1 offloads all layers"))
-    else:
-        checks.append(Check("llama.cpp", "gpu offload", OK,
-                            "CPU-only build (fine here; for a GPU rebuild with "
-                            "CMAKE_ARGS=\"-DGGML_CUDA=on\" or \"-DGGML_METAL=on\")"))
+    checks += backend_checks()
     if not any(f.startswith("AVX") or f.startswith("NEON") for f in features):
         checks.append(Check("llama.cpp", "simd", WARN, "no AVX/NEON in this build: generation will be slow",
                             "Rebuild llama-cpp-python on this machine: pip install --no-binary "
@@ -152,6 +130,14 @@ def check_models(config: Config, load: bool = True) -> list[Check]:
             checks.append(Check("models", name, FAIL, str(exc), exc.hint, int(ExitCode.MODEL)))
             continue
         detail = f"{path} ({_size(spec.size)}, {spec.source})"
+        if load and spec.role == "embed":
+            from .placement import embedder_placement
+
+            try:
+                detail += "; " + embedder_placement(config, path)
+            except RagError as exc:
+                checks.append(Check("models", name, FAIL, f"{path}: {exc}", exc.hint, int(ExitCode.MODEL)))
+                continue
         if load and spec.role == "llm":
             try:
                 detail += "; " + _try_generate(config, path)
@@ -164,14 +150,17 @@ def check_models(config: Config, load: bool = True) -> list[Check]:
 
 def _try_generate(config: Config, path) -> str:
     from ..generate.llama import LlamaGenerator
+    from .placement import generator_placement
 
     started = time.perf_counter()
     gen = LlamaGenerator(path, n_ctx=512, n_threads=config.n_threads, n_gpu_layers=config.n_gpu_layers)
     try:
         result = gen.generate([{"role": "user", "content": "Say OK."}], max_tokens=2, temperature=0.0)
+        where = generator_placement(config, gen)
     finally:
         gen.close()
-    return f"loads and generates ({time.perf_counter() - started:.2f}s, {result.completion_tokens} token(s))"
+    return (f"loads and generates ({time.perf_counter() - started:.2f}s, {result.completion_tokens} token(s)); "
+            + where)
 
 
 def check_index(config: Config) -> list[Check]:

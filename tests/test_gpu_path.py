@@ -1,0 +1,183 @@
+"""The GPU path, checked on a CPU build: llama.cpp's library loads before any other native
+library, flash attention is chosen per backend, `rag doctor` names the backend and where each
+model runs, and the generator's saved system-prompt state is keyed by where it ran.
+
+The import-order test watches a real `rag index` / `rag search` / `rag ask` child: an audit
+hook notes, at the moment libllama is dlopened, which shared objects the process has mapped
+(/proc/self/maps). A CUDA build of llama.cpp crashes when numpy's came first (README, "GPU").
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import EXAMPLES
+from helpers import ok
+
+from ragcli.config import load_config
+from ragcli.embed.llama import FLASH_AUTO, FLASH_ON, LlamaEmbedder, flash_attention
+from ragcli.generate.llama import LlamaGenerator, prefix_key
+from ragcli.maintenance.doctor import diagnose
+from ragcli.maintenance.placement import backend_checks
+from ragcli.models.backend import Backends, Device, describe_backends
+from ragcli.models.llama import captured_log
+from ragcli.models.packages import builtin_llm_path
+
+linux_only = pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads /proc/self/maps")
+
+# Runs `rag ARGS` in this interpreter; writes what was mapped when libllama loaded.
+WATCH = r"""
+import json, sys
+report = {"mapped_before_llama": None}
+def hook(event, args):
+    if event == "ctypes.dlopen" and "llama" in str(args[0]) and report["mapped_before_llama"] is None:
+        with open("/proc/self/maps") as maps:
+            objects = {line.split()[-1] for line in maps if ".so" in line.rsplit("/", 1)[-1]}
+        report["library"] = str(args[0])
+        report["mapped_before_llama"] = sorted(
+            o for o in objects if ("site-packages" in o or "dist-packages" in o) and "/llama_cpp/" not in o)
+sys.addaudithook(hook)
+from ragcli.cli import main
+code = main(sys.argv[2:])
+with open(sys.argv[1], "w") as out:
+    json.dump(report, out)
+sys.exit(code)
+"""
+
+
+def _native_order(tmp_path: Path, *args: str, env: dict | None = None) -> dict:
+    import os
+    import subprocess
+
+    from helpers import ROOT
+
+    report = tmp_path / f"order-{args[0]}.json"
+    e = dict(os.environ, PYTHONPATH=str(ROOT), **(env or {}))
+    proc = subprocess.run([sys.executable, "-c", WATCH, str(report), *args], capture_output=True, env=e,
+                          timeout=600)
+    ok(proc)
+    return json.loads(report.read_text())
+
+
+@linux_only
+def test_index_search_and_ask_load_llama_cpp_before_any_other_native_library(tmp_path, rag_home):
+    for args in (["index", str(EXAMPLES / "vault")], ["search", "tags"], ["ask", "How do I tag a note?"]):
+        report = _native_order(tmp_path, *args, env={"RAG_DAEMON": "off"})
+        assert report["mapped_before_llama"] is not None, f"rag {args[0]} never loaded libllama"
+        assert report["mapped_before_llama"] == [], (
+            f"rag {args[0]}: native libraries loaded before {report['library']}")
+
+
+def test_flash_attention_is_on_for_the_cpu_and_llama_cpp_s_choice_on_a_gpu():
+    assert flash_attention(on_gpu=False) == FLASH_ON
+    assert flash_attention(on_gpu=True) == FLASH_AUTO
+
+
+def test_the_embedder_on_this_build_runs_on_the_cpu_with_flash_attention_on(example_vault_env):
+    from ragcli.embed.builtin import resolve_embed_model
+
+    path = resolve_embed_model(load_config(env=example_vault_env)).path
+    texts = ["Tags help you find notes.", "A vault is a folder of Markdown files."]
+    chosen = LlamaEmbedder(path, model_id="t", n_threads=1, n_gpu_layers=-1)
+    try:
+        assert chosen.n_gpu_layers == 0 and chosen.flash_attn == FLASH_ON  # no GPU here
+        a = chosen.embed(texts)
+    finally:
+        chosen.close()
+    # llama.cpp's AUTO, what a GPU gets, resolves to on here; its log says so, and the
+    # vectors are the same either way (which is why the choice is not fingerprinted).
+    with captured_log() as lines:
+        auto = LlamaEmbedder(path, model_id="t", n_threads=1, n_gpu_layers=0, flash_attn=FLASH_AUTO)
+    try:
+        b = auto.embed(texts)
+    finally:
+        auto.close()
+    assert "Flash Attention enabled" in "".join(lines)
+    assert float(np.min(np.sum(a * b, axis=1))) > 0.9999
+
+
+def test_doctor_names_the_cpu_build_and_where_each_model_runs(example_vault_env, monkeypatch):
+    for name, value in example_vault_env.items():
+        monkeypatch.setenv(name, value)
+    checks = {(c.area, c.name): c for c in diagnose(load_config())}
+    backend, devices = checks[("llama.cpp", "backend")], checks[("llama.cpp", "devices")]
+    built = describe_backends()
+    assert built.accelerators == [] and "CPU" in built.built  # this machine's build
+    assert backend.status == "ok" and backend.detail.startswith("CPU only")
+    assert "CMAKE_ARGS" in backend.detail
+    assert devices.detail.startswith("CPU (")
+    embed = checks[("models", "embedding model")]
+    assert embed.status == "ok" and "layers on cpu, flash attention on" in embed.detail
+    gen = checks[("models", "generation model")]
+    assert gen.status == "ok" and "layers on cpu" in gen.detail
+
+
+def test_doctor_tells_a_gpu_build_that_sees_no_gpu_from_a_cpu_only_build():
+    # What ggml's registry reports for a CUDA build on a machine whose GPU is hidden, and
+    # for one that sees an H100 (as on the lent machine).
+    cpu = Device("CPU", "AMD EPYC", "cpu", 0)
+    hidden = {c.name: c for c in backend_checks(Backends(built=["CUDA", "CPU"], devices=[cpu]))}
+    assert hidden["backend"].status == "warn"
+    assert "sees no GPU" in hidden["backend"].detail and "CUDA" in hidden["backend"].detail
+    assert "CMAKE_ARGS" not in hidden["backend"].detail + hidden["backend"].fix
+    h100 = Device("CUDA0", "NVIDIA H100 80GB HBM3", "gpu", 85 << 30)
+    seen = Backends(built=["CUDA", "CPU"], devices=[h100, cpu], gpu_offload=True)
+    checks = {c.name: c for c in backend_checks(seen)}
+    assert checks["backend"].status == "ok" and checks["backend"].detail.startswith("CUDA")
+    assert "CUDA0 (NVIDIA H100 80GB HBM3, 85 GiB)" in checks["devices"].detail
+    assert seen.placement(-1) == "CUDA0:all" and seen.placement(0) == "cpu"
+
+
+def test_a_prompt_state_saved_on_another_backend_is_not_restored(tmp_path):
+    model = builtin_llm_path()
+    first = LlamaGenerator(model, n_ctx=512, n_threads=2, cache_dir=tmp_path)
+    try:
+        first.llm  # noqa: B018 - loads, evaluates the system prompt, saves its state
+        assert first.placement == "cpu" and not first.prefix_cached
+    finally:
+        first.close()
+    [saved] = tmp_path.glob("prefix-*.kv")
+    key = saved.stem.removeprefix("prefix-")
+    assert _key_for(first, "cpu") == key  # the key names where the state was evaluated
+    # The same state, as a GPU run would have saved it: under the GPU placement's key.
+    gpu_key = _key_for(first, "CUDA0:all")
+    assert gpu_key != key
+    saved.rename(tmp_path / f"prefix-{gpu_key}.kv")
+    second = LlamaGenerator(model, n_ctx=512, n_threads=2, cache_dir=tmp_path)
+    try:
+        second.llm  # noqa: B018
+        assert not second.prefix_cached  # missed: evaluated afresh on this backend
+    finally:
+        second.close()
+    assert (tmp_path / f"prefix-{key}.kv").exists()  # and saved under the CPU key again
+
+
+def _key_for(gen: LlamaGenerator, placement: str) -> str:
+    from ragcli.generate.llama import _PrefixCache
+
+    reloaded = LlamaGenerator(gen.model_path, n_ctx=gen.n_ctx, n_threads=2)  # no cache: no state saved
+    try:
+        tokens = _PrefixCache(reloaded, Path("unused")).prefix_tokens()
+    finally:
+        reloaded.close()
+    return prefix_key(gen.model_path, gen.n_ctx, placement, tokens)
+
+
+def test_index_takes_the_gpu_layers_setting(tmp_path):
+    from typer.testing import CliRunner
+
+    from ragcli.cli import full_app
+
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("# Tags\n\nA tag groups notes by topic.\n")
+    for flag in ("--gpu-layers", "--n-gpu-layers"):
+        result = CliRunner().invoke(full_app(), ["index", str(notes), flag, "0", "--json"])
+        assert result.exit_code == 0, result.output
+    result = CliRunner().invoke(full_app(), ["index", str(notes), "--gpu-layers", "many"])
+    assert result.exit_code == 2  # a usage error, as for any other bad value
