@@ -3,9 +3,10 @@
 Runs inside the parsing worker (see worker.py), which holds the memory limit and a watchdog;
 this module reads page by page, so one bad page costs that page, not the file:
 
-- pypdf's own safety limits (decompressed stream size, tokens per content stream, ...) are
-  set per parse from ``PdfLimits``, sized from the worker's memory limit rather than
-  pypdf's fixed 75 MB (see bench/bench_pdfs.py for the measurements behind them);
+- pypdf's own safety limits (decompressed stream size, tokens per content stream, elements
+  of an array or dictionary, ...) are set per parse from ``PdfLimits``, sized from the
+  worker's memory limit rather than pypdf's fixed 75 MB and 100,000 elements (see
+  bench/bench_pdfs.py and bench/measure_pdf_limits.py for the measurements behind them);
 - a page that trips a limit, takes longer than ``page_timeout`` or runs out of memory is
   skipped with a warning that names the setting to raise; the file fails only when no page
   could be read, with that reason;
@@ -65,9 +66,25 @@ class PdfLimits:
         # content stream within about a quarter of the memory limit.
         return self.memory_mb * 2000 if self.memory_mb > 0 else 50_000_000
 
+    @property
+    def elements(self) -> int:
+        # Arrays and dictionaries, in an object or a content stream: pypdf's 100,000 refused
+        # real filings (2.2 MB 10-Qs, issue 20). An element costs about what a parsed token
+        # does (a Python object and a list slot); one array may hold half a page's tokens
+        # (1,024,000 at the default 1 GB), which lets the array limit, not the token limit,
+        # name what was too long. The 30 real PDFs need at most 2,277 elements in one array
+        # and 1,183 in one dictionary (bench/measure_pdf_limits.py): 450x headroom.
+        return self.stream_tokens // 2
+
     def pypdf_overrides(self, file_bytes: int) -> dict:
+        """Every pypdf limit a text read can meet, set here on purpose (pypdf 7.1's names).
+        Left at pypdf's defaults, with what the 30 real PDFs need (bench/measure_pdf_limits.py):
+        xform_maximum_invocations_per_extraction 5,000 (needed: 28 on one page), outline and
+        named-destination counts (never read for text), page_tree_maximum_depth 100 (needed:
+        3), stream_filters_maximum_length 16 and the Flate predictor sizes (images only)."""
         size = self.stream_bytes
         return {
+            "array_maximum_element_count": self.elements, "dictionary_maximum_element_count": self.elements,
             # a raw (still compressed) stream can be as long as the file itself
             "maximum_declared_stream_length": max(size, file_bytes),
             "zlib_maximum_output_length": size, "lzw_maximum_output_length": size,
@@ -306,6 +323,9 @@ def _refusal(exc: BaseException, limits: PdfLimits) -> tuple[str, str]:
     hint = f"raise parse_memory_mb (now {limits.memory_mb}) to allow more"
     if "tokens" in text:
         return f"a page's content is too long to parse (over {limits.stream_tokens:,} tokens)", hint
+    if "array element" in text or "dictionary entries" in text:
+        kind = "an array" if "array" in text else "a dictionary"
+        return f"{kind} is too long to read (over {limits.elements:,} elements)", hint
     if any(k in text for k in ("decompress", "decoding", "stream length", "buffer size", "Array-based")):
         return (f"a stream is too large to decompress (over {limits.stream_bytes // _MB} MB: "
                 "a decompression bomb?)"), hint
