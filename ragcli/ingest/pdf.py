@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..types import Document, Section
-from . import pdf_positions, pdf_tables
+from . import pdf_about, pdf_positions, pdf_tables
 from .errors import ParseError
 
 MAX_PAGE_WARNINGS = 5
@@ -115,20 +115,22 @@ def parse_pdf(path: Path, data: bytes | None = None, limits: PdfLimits | None = 
         try:
             reader = pypdf.PdfReader(io.BytesIO(data), strict=False)
             _decrypt(reader)
-            title = _title(reader, path)
+            title, meta = _title(reader, path), _metadata(reader)
             pages, skipped = _page_texts(reader, warnings, capture, limits, on_page)
         except ParseError:
             raise
         except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, IndexError,
                 AssertionError, RecursionError, OSError, EOFError, ZeroDivisionError) as exc:
             raise ParseError(_damaged(exc, limits)) from None
-    sections = [Section((title,), text, 1, text.count("\n") + 1, page=n)
+    about = pdf_about.read_about(path.stem, meta, pages)
+    heading = (title, about.line()) if about.line() else (title,)
+    sections = [Section(heading, text, 1, text.count("\n") + 1, page=n)
                 for n, text in enumerate(pages, 1) if text.strip()]
     if not sections:
         if skipped and len(skipped) >= len(pages):
             raise ParseError(skipped[0].reason())
         raise ParseError("no text layer (scanned?)")
-    return Document(path=str(path), title=title, sections=sections,
+    return Document(path=str(path), title=title, sections=sections, tags=about.tags(), date=about.period_end,
                     warnings=_dedupe(warnings)[:MAX_PAGE_WARNINGS + 3])
 
 
@@ -347,6 +349,15 @@ def _title(reader, path: Path) -> str:
     if _sensible_title(title):
         return title
     return path.stem
+
+
+def _metadata(reader) -> dict[str, str]:
+    """Title, subject and author from the info dictionary, as plain text ("" where absent)."""
+    try:
+        meta = reader.metadata or {}
+        return {k: " ".join(str(meta.get(f"/{k.title()}") or "").split()) for k in ("title", "subject", "author")}
+    except Exception:  # noqa: BLE001 - a broken info dictionary must not fail the file
+        return {}
 
 
 def _sensible_title(title: str) -> bool:
