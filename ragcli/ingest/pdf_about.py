@@ -70,8 +70,7 @@ def read_about(file_stem: str, meta: dict[str, str], pages: list[str]) -> About:
     headers = running_headers(pages)
     cover = _cover_lines(pages)
     title = " ".join(v for v in (meta.get("title", ""), meta.get("subject", "")) if v)
-    organisation, acronym = _organisation(meta.get("author", ""), headers, cover,
-                                          " ".join([name, title, *headers, *cover]))
+    organisation, acronym = _organisation(meta.get("author", ""), headers, cover, " ".join([name, title, *headers]))
     report = next((m.group(1) for text in [title, *headers, *cover[:25]] for m in [_REPORT.search(text)] if m), "")
     period, end = _period(title, name, headers + [c for c in cover if len(c.split()) <= 10], cover)
     return About(organisation, acronym, _tidy(report), period, end)
@@ -118,14 +117,15 @@ def _organisation(author: str, headers: list[str], cover: list[str], where: str)
             candidates.append(_tidy(_org_part(line)))
     for org in candidates:
         acronym = _acronym(org, where)
-        if acronym:
-            return org, acronym
+        if acronym:  # "... Internal Revenue Service IRS" (a logo's letters after the name): said once
+            return re.sub(rf"\s+{acronym}$", "", org), acronym
     return (candidates[0], "") if candidates else ("", "")
 
 
 def _looks_like_org(line: str) -> bool:
     words = line.split()
-    if not (2 <= len(words) <= 9) or not _ORG_NOUN.search(line) or re.search(r"[.:;!?]$", line.strip()):
+    if (not (2 <= len(words) <= 9) or not _ORG_NOUN.search(line) or re.search(r"[.:;!?]$", line.strip())
+            or re.search(r"\d", line)):  # a numbered affiliation or an address, not a name
         return False
     capital = sum(w[0].isupper() for w in words if w.lower() not in _SMALL)
     return capital >= len([w for w in words if w.lower() not in _SMALL]) - 1
@@ -139,8 +139,8 @@ def _org_part(line: str) -> str:
 
 
 def _acronym(organisation: str, where: str) -> str:
-    """The initials of the longest run of the name's capitalised words that the file name,
-    title or headers use ("Department of the Treasury Internal Revenue Service" with a file
+    """The initials (3 letters or more) of the longest run of the name's capitalised words that
+    the file name, title or headers use ("Department of the Treasury Internal Revenue Service" with a file
     "irs_..." gives "IRS"), else ""."""
     words = [m for m in re.finditer(r"[A-Za-z][\w.]*", organisation) if m.group(0).lower() not in _SMALL]
     if len(words) == 1 and words[0].group(0).isupper() and len(words[0].group(0)) >= 2:
@@ -149,8 +149,9 @@ def _acronym(organisation: str, where: str) -> str:
     for i in range(len(words)):
         for j in range(i + 2, len(words) + 1):
             run = words[i:j]
-            initials = "".join(("US" if w.group(0).startswith("U.S") else w.group(0)[0]) for w in run).upper()
-            if len(initials) > len(best) and re.search(rf"(?<![A-Za-z]){initials}(?![A-Za-z])", where, re.I):
+            initials = "".join(("US" if w.group(0).startswith("U.S") or w.group(0) == "US" else w.group(0)[0])
+                               for w in run).upper()
+            if len(initials) >= 3 and len(initials) > len(best) and re.search(rf"(?<![A-Za-z]){initials}(?![A-Za-z])", where, re.I):
                 best = initials
     return best
 
@@ -218,7 +219,7 @@ def _period_tag(label: str, end: str) -> str:
         return "fy" + end[:4]
     if label.startswith("Fiscal Years "):
         return "fy" + label.split()[2].replace("–", "-")
-    q = re.match(r"Q([1-4]) (\d{4})", label) or re.search(r"\(Q([1-4]) (\d{4})\)", label)
+    q = re.search(r"\bQ([1-4]) (\d{4})\b", label)
     if q:
         return f"{q.group(2)}-q{q.group(1)}"
     return end[:4]
@@ -243,6 +244,5 @@ def _last_day(month: int) -> int:
 def _tidy(text: str) -> str:
     text = " ".join(text.split()).strip(" ,;:-–|·")
     if text.isupper() and len(text) > 4:  # a cover set in capitals: say it as a title
-        text = " ".join(w if w in ("U.S.", "US") or len(w) <= 3 and w.isupper() and False else w.title()
-                        for w in text.split())
+        text = " ".join(w if "." in w else w.lower() if w.lower() in _SMALL else w.title() for w in text.split())
     return text[:80]
