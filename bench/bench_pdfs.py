@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import fnmatch
+import functools
 import io
 import json
 import logging
@@ -188,11 +190,12 @@ searcher.close()
 """
 
 
-def report_hits(code: Path, label: str, work: Path) -> None:
+def report_hits(code: Path, label: str, work: Path, report_files: str = "*") -> None:
     """Index the reports the question set asks about, then search every question."""
     import subprocess
 
     questions = [json.loads(line) for line in REPORTS.read_text().splitlines() if line.strip()]
+    questions = [q for q in questions if fnmatch.fnmatch(q["file"], report_files)]
     folder = work / f"reports-{label.split()[0]}"
     folder.mkdir(exist_ok=True)
     for name in sorted({q["file"] for q in questions}):
@@ -246,6 +249,8 @@ def main() -> None:
     ap.add_argument("--no-index", action="store_true", help="skip indexing and the table questions")
     ap.add_argument("--reports", action="store_true",
                     help="the report question set (bench/questions/reports.jsonl) instead of the table questions")
+    ap.add_argument("--report-files", default="*",
+                    help="with --reports: only the questions on reports matching this glob (a shorter run)")
     ap.add_argument("--no-hostile", action="store_true", help="skip the bomb and the honest big streams")
     ap.add_argument("--before", help="also index with the code at this git revision")
     opts = ap.parse_args()
@@ -323,7 +328,7 @@ def main() -> None:
               f"({worst['slowest_page_s']:.2f}s)")
     if not opts.no_index:
         print()
-        hits = report_hits if opts.reports else table_hits
+        hits = functools.partial(report_hits, report_files=opts.report_files) if opts.reports else table_hits
         if opts.before:
             before = worktree_at(opts.before)
             try:
