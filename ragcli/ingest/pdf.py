@@ -4,7 +4,7 @@ Runs inside the parsing worker (see worker.py), which holds the memory limit and
 this module reads page by page, so one bad page costs that page, not the file:
 
 - pypdf's own safety limits (decompressed stream size, tokens per content stream, elements
-  of an array or dictionary, ...) are set per parse from ``PdfLimits``, sized from the
+  of an array or dictionary, ...) are set per parse from ``PdfLimits`` (pdf_limits.py), sized from the
   worker's memory limit rather than pypdf's fixed 75 MB and 100,000 elements (see
   bench/bench_pdfs.py and bench/measure_pdf_limits.py for the measurements behind them);
 - a page that trips a limit, takes longer than ``page_timeout`` or runs out of memory is
