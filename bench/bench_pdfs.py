@@ -232,8 +232,8 @@ def report_hits(code: Path, label: str, work: Path, report_files: str = "*") -> 
             s[2] += bool(ranks) and ranks[0] == 1
             s[3] += bool(ranks)
         if not ranks:
-            misses.append(f"{q['id']} (want {q['file'][:28]} p{q['page']}, got "
-                          f"{', '.join(f'{n[:16]} p{p}' for n, p in hits)})")
+            misses.append(f"{q['id']} (want {Path(q['file']).stem[-24:]} p{q['page']}, got "
+                          f"{', '.join(f'{Path(n).stem[-24:]} p{p}' for n, p in hits)})")
     for kind, (n, file1, hit1, hit3) in score.items():
         print(f"[{label}] {kind:5s} questions {n:3d}: file@1 {file1 / n:.2f}  hit@1 {hit1 / n:.2f}  hit@3 {hit3 / n:.2f}")
     print(f"[{label}] {len(questions)} searches in {seconds:.1f}s (one process); missed at 3: " + "; ".join(misses))
