@@ -35,17 +35,19 @@ class PdfLimits:
         # real filings (2.2 MB 10-Qs, issue 20). An element costs about what a parsed token
         # does (a Python object and a list slot); one array may hold half a page's tokens
         # (1,024,000 at the default 1 GB), which lets the array limit, not the token limit,
-        # name what was too long. The long PDFs need at most 12,814 elements in one array
+        # name what was too long. The 30 real PDFs need at most 12,814 elements in one array
         # (OPM FY 2016) and 1,183 in one dictionary (IRS Pub 17): 80x headroom
         # (bench/measure_pdf_limits.py, pypdf 7.1.1, 2026-11-25).
         return self.stream_tokens // 2
 
     def pypdf_overrides(self, file_bytes: int) -> dict:
         """Every pypdf limit a text read can meet, set here on purpose (pypdf 7.1's names).
-        Measured on the long PDFs (bench/measure_pdf_limits.py): at most 108,144 tokens in one
-        content stream (IRS 1040 tax tables: the 2,048,000 here is 19x that) and 4.7 MB in one
-        decoded stream. Left at pypdf's defaults, against what those files need:
-        xform_maximum_invocations_per_extraction 5,000 (needed: 28 on one page),
+        Measured on the 21 long PDFs and 9 others (bench/measure_pdf_limits.py): at most
+        825,034 tokens in one content stream (a USGS TM 6-B8 page; 2,048,000 here is 2.5x
+        that, the least headroom of all: a page past it is skipped, naming parse_memory_mb)
+        and 5.9 MB in one decoded stream (256 MB here). Left at pypdf's defaults, against
+        what those files need: xform_maximum_invocations_per_extraction 5,000 (needed: 78 on
+        one page),
         page_tree_maximum_depth 100 (needed: 4), outline (394 entries, depth 5) and named
         destinations (1,043) at 100,000 (never read for text), stream_filters_maximum_length
         16 and the Flate predictor sizes (images)."""
