@@ -75,7 +75,7 @@ def parse_pdf(path: Path, data: bytes | None = None, limits: PdfLimits | None = 
                 AssertionError, RecursionError, OSError, EOFError, ZeroDivisionError) as exc:
             raise ParseError(_damaged(exc, limits)) from None
     about = pdf_about.read_about(path.stem, meta, pages)
-    heading = (title, about.line()) if about.line() else (title,)
+    heading = (title, about.line(title)) if about.line(title) else (title,)
     sections = [Section(heading, text, 1, text.count("\n") + 1, page=n)
                 for n, text in enumerate(pages, 1) if text.strip()]
     if not sections:

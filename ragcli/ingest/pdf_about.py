@@ -50,11 +50,19 @@ class About:
     period: str = ""  # as a reader says it: "Fiscal Year 2022 (FY 2022, FY22)", "Q2 2024 (...)"
     period_end: str | None = None  # ISO date the period ends, for date filters and sorting
 
-    def line(self) -> str:
-        """The context line every chunk of the file carries (empty when nothing was read)."""
+    def line(self, title: str = "") -> str:
+        """The context line every chunk of the file carries (empty when nothing was read),
+        without what the title already says: each chunk pays for it out of its token budget,
+        and a long shared prefix makes a file's chunks alike to the embedding model."""
+        said = " ".join(title.lower().split())
         org = f"{self.organisation} ({self.acronym})" if self.acronym and self.organisation else (
             self.organisation or self.acronym)
-        return " · ".join(p for p in (org, self.report, self.period) if p)
+        period = self.period
+        main, _, aliases = period.partition(" (")
+        if main and main.lower() in said:
+            period = aliases.rstrip(")")
+        parts = [org if org.lower() not in said else "", self.report if self.report.lower() not in said else "", period]
+        return " · ".join(p for p in parts if p)
 
     def tags(self) -> tuple[str, ...]:
         tags = [self.acronym.lower()] if self.acronym else []
