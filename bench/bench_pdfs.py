@@ -1,7 +1,7 @@
 """Long real PDFs, a decompression bomb and honest big streams through the PDF parser; table
 questions through the real CLI.
 
-    python bench/bench_pdfs.py [--files GLOB] [--no-pass] [--no-index] [--before REV]
+    python bench/bench_pdfs.py [--files GLOB] [--no-pass] [--no-index] [--reports] [--before REV]
 
 Prints, per file of ../shared/corpora/pdfs-long and ../shared/corpora/pdfs:
 - pages; the largest stream decoded while reading the text and the largest stream in the
@@ -16,13 +16,20 @@ and, unless --no-index, hit@5 of the 20 table questions (bench/questions/pdf_tab
 pdfs-long indexed into a temp RAG_HOME with `rag index`, each question asked with
 `rag search --json -k 5`; a hit is the expected file with the expected page (or one of
 ``also_pages``) among the five. With --before REV the same is done with the code at REV
-(a temporary git worktree), in the same run. Prints figures; asserts nothing.
+(a temporary git worktree), in the same run. With --reports, the report question set
+(bench/questions/reports.jsonl, issue 20) instead of the table questions: only the reports it
+asks about are indexed (copied into a temp folder), each question is searched in one process
+per code version (the Python Searcher, hybrid, top 3), and source hit@1 / hit@3 are printed
+(a hit: the expected file with the expected page or one of ``also_pages``; "file" counts the
+file alone), overall and for table and text questions. Prints figures; asserts nothing.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import fnmatch
+import functools
 import io
 import json
 import logging
@@ -37,6 +44,7 @@ from benchlib import CORPORA, ROOT, drop_worktree, proc_memory, rag, rag_env, wa
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT)]
 LONG, SHORT = CORPORA / "pdfs-long", CORPORA / "pdfs"
 QUESTIONS = ROOT / "bench" / "questions" / "pdf_tables.jsonl"
+REPORTS = ROOT / "bench" / "questions" / "reports.jsonl"
 MB = 1 << 20
 
 
@@ -119,7 +127,7 @@ def through_worker(path: Path, config, work: Path) -> dict:
         t = time.perf_counter()
         try:
             doc = parser.parse(path)
-            result = {"ok": True, "sections": len(doc.sections),
+            result = {"ok": True, "sections": len(doc.sections), "rows": sum(_rows(s.text) for s in doc.sections),
                       "skipped": [w for w in doc.warnings if " skipped: " in w]}
         except ParseError as exc:
             result = {"ok": False, "reason": str(exc)}
@@ -128,6 +136,12 @@ def through_worker(path: Path, config, work: Path) -> dict:
         result["peak_rss_mb"], result["peak_vm_mb"] = mem.get("VmHWM", float("nan")), mem.get("VmPeak", float("nan"))
         result["workers"] = parser.worker.started
     return result
+
+
+def _rows(text: str) -> int:
+    from ragcli.ingest.pdf_tables import MARKER
+
+    return len(text.split("\n" + MARKER + "\n", 1)[1].splitlines()) if MARKER in text else 0
 
 
 # ---------------------------------------------------------------- table questions
@@ -163,6 +177,68 @@ def table_hits(code: Path, label: str, work: Path) -> None:
     print(f"[{label}] table questions hit@5: {hits}/20")
 
 
+SEARCH_ALL = """
+import json, sys
+from ragcli.config import load_config
+from ragcli.retrieve.searcher import Searcher
+searcher = Searcher(load_config())
+for line in sys.stdin:
+    q = json.loads(line)
+    hits = searcher.search(q["question"], k=3)
+    print(json.dumps([[h.chunk.path, h.chunk.page] for h in hits]), flush=True)
+searcher.close()
+"""
+
+
+def report_hits(code: Path, label: str, work: Path, report_files: str = "*") -> None:
+    """Index the reports the question set asks about, then search every question."""
+    import subprocess
+
+    questions = [json.loads(line) for line in REPORTS.read_text().splitlines() if line.strip()]
+    questions = [q for q in questions if fnmatch.fnmatch(q["file"], report_files)]
+    folder = work / f"reports-{label.split()[0]}"
+    folder.mkdir(exist_ok=True)
+    for name in sorted({q["file"] for q in questions}):
+        shutil.copyfile(LONG / name, folder / name)
+    home = work / f"home-reports-{label.split()[0]}"
+    env = rag_env(home, code)
+    warm_models(env)
+    run = rag(["index", str(folder), "--json"], env)
+    if run.rc != 0:
+        print(f"[{label}] rag index failed ({run.rc}): {run.err.decode(errors='replace')[-1500:]}")
+        return
+    report = run.json()
+    pages = sum(len(__import__("pypdf").PdfReader(str(p)).pages) for p in folder.glob("*.pdf"))
+    print(f"[{label}] rag index of the {report['files_indexed']} reports ({pages} pages): {run.seconds:.0f}s wall, "
+          f"{pages / run.seconds:.1f} pages/s, {report['chunks_added']} chunks, failed {len(report['files_failed'])}, "
+          f"peak RSS {run.peak_mb:.0f} MB")
+    t = time.perf_counter()
+    out = subprocess.run([sys.executable, "-c", SEARCH_ALL], input="".join(json.dumps(q) + "\n" for q in questions),
+                         capture_output=True, text=True, env=env, cwd=str(code))
+    if out.returncode != 0:
+        print(f"[{label}] search failed: {out.stderr[-1500:]}")
+        return
+    seconds = time.perf_counter() - t
+    score = {kind: [0, 0, 0, 0] for kind in ("all", "table", "text")}  # questions, file@1, hit@1, hit@3
+    misses = []
+    for q, line in zip(questions, out.stdout.splitlines()):
+        hits = [(Path(p).name, page) for p, page in json.loads(line)]
+        want = {q["page"], *q.get("also_pages", [])}
+        ranks = [i for i, (name, page) in enumerate(hits, 1) if name == q["file"] and page in want]
+        for kind in ("all", q["kind"]):
+            s = score[kind]
+            s[0] += 1
+            s[1] += bool(hits) and hits[0][0] == q["file"]
+            s[2] += bool(ranks) and ranks[0] == 1
+            s[3] += bool(ranks)
+        if not ranks:
+            misses.append(f"{q['id']} (want {Path(q['file']).stem[-24:]} p{q['page']}, got "
+                          f"{', '.join(f'{Path(n).stem[-24:]} p{p}' for n, p in hits)})")
+    for kind, (n, file1, hit1, hit3) in score.items():
+        print(f"[{label}] {kind:5s} questions {n:3d}: file@1 {file1 / n:.2f}  hit@1 {hit1 / n:.2f}  hit@3 {hit3 / n:.2f}")
+    print(f"[{label}] {len(questions)} searches in {seconds:.1f}s (one process); missed at 3: " + "; ".join(misses))
+
+
 # ---------------------------------------------------------------- main
 
 
@@ -171,6 +247,11 @@ def main() -> None:
     ap.add_argument("--files", default="*.pdf", help="only files matching this glob")
     ap.add_argument("--no-pass", action="store_true", help="skip the per-file passes")
     ap.add_argument("--no-index", action="store_true", help="skip indexing and the table questions")
+    ap.add_argument("--reports", action="store_true",
+                    help="the report question set (bench/questions/reports.jsonl) instead of the table questions")
+    ap.add_argument("--report-files", default="*",
+                    help="with --reports: only the questions on reports matching this glob (a shorter run)")
+    ap.add_argument("--no-hostile", action="store_true", help="skip the bomb and the honest big streams")
     ap.add_argument("--before", help="also index with the code at this git revision")
     opts = ap.parse_args()
 
@@ -191,7 +272,7 @@ def main() -> None:
     worst = {"text_stream_mb": 0.0, "any_stream_mb": 0.0, "peak_vm_mb": 0.0, "peak_rss_mb": 0.0,
              "slowest_page_s": 0.0}
     if not opts.no_pass:
-        total = {"pages": 0, "plain_s": 0.0, "ours_s": 0.0, "worker_s": 0.0}
+        total = {"pages": 0, "plain_s": 0.0, "ours_s": 0.0, "worker_s": 0.0, "refused": 0, "skipped": 0, "rows": 0}
         print(f"\n{'file':46s} {'pages':>5s} {'text MB':>7s} {'any MB':>7s} {'plain p/s':>9s} "
               f"{'ours p/s':>8s} {'slowest':>7s} {'worker s':>8s} {'RSS MB':>6s} {'VM MB':>6s}  outcome")
         for path in files:
@@ -209,7 +290,10 @@ def main() -> None:
             total["plain_s"] += m["plain_s"]
             total["ours_s"] += m["ours_s"]
             total["worker_s"] += w["seconds"]
-            outcome = (f"ok, {w['sections']} pages with text" + (f", {len(w['skipped'])} skipped: {w['skipped'][:2]}"
+            total["refused"] += not w["ok"]
+            total["skipped"] += len(w.get("skipped", []))
+            total["rows"] += w.get("rows", 0)
+            outcome = (f"ok, {w['sections']} pages with text, {w['rows']} table rows" + (f", {len(w['skipped'])} skipped: {w['skipped'][:2]}"
                                                                  if w["skipped"] else "")) if w["ok"] else w["reason"]
             print(f"{path.name[:46]:46s} {m['pages']:5d} {m['text_stream_mb']:7.2f} {m['any_stream_mb']:7.2f} "
                   f"{m['plain_pps']:9.1f} {m['ours_pps']:8.1f} {m['slowest_page_s']:6.2f}s {w['seconds']:8.1f} "
@@ -218,11 +302,14 @@ def main() -> None:
               f"{total['pages'] / max(total['plain_s'], 1e-9):9.1f} {total['pages'] / max(total['ours_s'], 1e-9):8.1f} "
               f"{worst['slowest_page_s']:6.2f}s {total['worker_s']:8.1f} {worst['peak_rss_mb']:6.0f} "
               f"{worst['peak_vm_mb']:6.0f}  (worker: {total['pages'] / max(total['worker_s'], 1e-9):.1f} pages/s)")
+        print(f"files refused {total['refused']} of {len(files)} (the tricky ones are meant to be), pages skipped "
+              f"{total['skipped']} (warnings, at most {5} a file are kept), table rows read {total['rows']:,}")
 
-    print("\nhostile and honest big streams, through the worker with the default settings:")
-    cases = [("1 GB decompression bomb (tests/test_hostile.bomb_pdf)", lambda: bomb_pdf(1024)),
+    cases = [] if opts.no_hostile else [("1 GB decompression bomb (tests/test_hostile.bomb_pdf)", lambda: bomb_pdf(1024)),
              ("honest 80 MB content stream (inline scan)", lambda: honest_big_stream(80)),
              ("honest 200 MB content stream (inline scan)", lambda: honest_big_stream(200))]
+    if cases:
+        print("\nhostile and honest big streams, through the worker with the default settings:")
     for name, build in cases:
         path = work / "case.pdf"
         path.write_bytes(build())
@@ -242,13 +329,14 @@ def main() -> None:
               f"({worst['slowest_page_s']:.2f}s)")
     if not opts.no_index:
         print()
+        hits = functools.partial(report_hits, report_files=opts.report_files) if opts.reports else table_hits
         if opts.before:
             before = worktree_at(opts.before)
             try:
-                table_hits(before, f"before {opts.before}", work)
+                hits(before, f"before {opts.before}", work)
             finally:
                 drop_worktree(before)
-        table_hits(ROOT, "now", work)
+        hits(ROOT, "now", work)
     shutil.rmtree(work, ignore_errors=True)
 
 

@@ -12,6 +12,7 @@ from ragcli.config import load_config
 from ragcli.ingest import ParseError, Parser
 
 from conftest import PDFS  # the path as reached (../shared may be a symlink)
+from helpers import ok, rag
 needs_pdfs = pytest.mark.skipif(not PDFS.is_dir(), reason="../shared/corpora is not present")
 PAPERS = ["1910.13461v1_bart_lewis2019.pdf", "2004.04906v3_dpr_karpukhin2020.pdf",
           "2005.11401v4_rag_lewis2020.pdf", "2104.08663v4_beir_thakur2021.pdf"]
@@ -216,3 +217,54 @@ def test_one_parser_for_pdfs_and_notes_hashes_the_bytes_it_parsed(tmp_path: Path
     assert note_doc.sections[0].heading_path == ("n", "Heading")
     assert pdf_doc.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
     assert note_doc.sha256 == hashlib.sha256(note.read_bytes()).hexdigest()
+
+
+def kerned_table_page(rows: int) -> bytes:
+    """A table set glyph by glyph in one TJ array, each glyph kerned against the next (as
+    typesetting software writes justified or tracked text): every glyph is two array
+    elements, so a few hundred rows make an array longer than pypdf's default 100,000."""
+    parts = []
+    for i in range(1, rows + 1):
+        line = f"Row {i} widget segment revenue {i * 7} thousand. "
+        parts.extend(f"({c}) -3" if c not in "()\\" else "" for c in line)
+    return f"BT /F1 6 Tf 36 760 Td [{' '.join(parts)}] TJ ET".encode()
+
+
+def test_an_array_over_pypdfs_default_limit_is_read(tmp_path: Path, parser: Parser) -> None:
+    import io
+
+    import pypdf
+    from pypdf.errors import LimitReachedError
+
+    data = make_pdf([zlib.compress(kerned_table_page(1400))], flate=True)
+    with pytest.raises(LimitReachedError, match="array element"):  # what main met on real 10-Q filings
+        pypdf.PdfReader(io.BytesIO(data)).pages[0].extract_text()
+    (tmp_path / "table.pdf").write_bytes(data)
+    text = parser.parse(tmp_path / "table.pdf").sections[0].text
+    assert "Row 1 widget segment revenue 7 thousand" in text and "Row 1400 widget" in text
+
+
+def test_an_array_over_the_limit_costs_its_page_and_names_the_setting(tmp_path: Path) -> None:
+    from ragcli.ingest.pdf import PdfLimits, parse_pdf
+
+    path = tmp_path / "mixed.pdf"
+    path.write_bytes(make_pdf([zlib.compress(kerned_table_page(1400)), zlib.compress(text_page("the next page"))],
+                              flate=True))
+    small = PdfLimits(memory_mb=40)  # arrays up to 40,000 elements: the table's is longer
+    doc = parse_pdf(path, limits=small)
+    assert [s.page for s in doc.sections] == [2]
+    assert any(w.startswith("page 1 skipped: an array is too long to read (over 40,000 elements)")
+               and "parse_memory_mb" in w for w in doc.warnings), doc.warnings
+
+
+def test_rag_index_reads_a_table_whose_array_is_over_pypdfs_default(tmp_path: Path) -> None:
+    """End to end: the file is indexed, not refused, and its last row can be found."""
+    import json
+
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    (folder / "segment table.pdf").write_bytes(make_pdf([zlib.compress(kerned_table_page(1400))], flate=True))
+    report = json.loads(ok(rag("index", folder, "--json")).stdout)
+    assert report["files_indexed"] == 1 and report["files_failed"] == [], report
+    hits = json.loads(ok(rag("search", "Row 1397 widget segment revenue", "--json", "-k", "3")).stdout)["results"]
+    assert hits and hits[0]["path"].endswith("segment table.pdf") and "Row 1397 widget" in hits[0]["text"]

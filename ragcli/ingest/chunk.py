@@ -23,7 +23,8 @@ from typing import Callable
 
 from ..types import Chunk, Document, Section
 
-CHUNKER_VERSION = 1  # bump when the output changes for the same input (the index records it)
+CHUNKER_VERSION = 2  # bump when the output changes for the same input (the index records it)
+# 2: a PDF's chunks carry what the report is about (organisation, report, period) in their heading
 
 
 def chunker_settings(config) -> dict:

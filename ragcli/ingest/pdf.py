@@ -3,9 +3,10 @@
 Runs inside the parsing worker (see worker.py), which holds the memory limit and a watchdog;
 this module reads page by page, so one bad page costs that page, not the file:
 
-- pypdf's own safety limits (decompressed stream size, tokens per content stream, ...) are
-  set per parse from ``PdfLimits``, sized from the worker's memory limit rather than
-  pypdf's fixed 75 MB (see bench/bench_pdfs.py for the measurements behind them);
+- pypdf's own safety limits (decompressed stream size, tokens per content stream, elements
+  of an array or dictionary, ...) are set per parse from ``PdfLimits`` (pdf_limits.py), sized from the
+  worker's memory limit rather than pypdf's fixed 75 MB and 100,000 elements (see
+  bench/bench_pdfs.py and bench/measure_pdf_limits.py for the measurements behind them);
 - a page that trips a limit, takes longer than ``page_timeout`` or runs out of memory is
   skipped with a warning that names the setting to raise; the file fails only when no page
   could be read, with that reason;
@@ -35,47 +36,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..types import Document, Section
-from . import pdf_positions, pdf_tables
+from . import pdf_about, pdf_positions, pdf_tables
 from .errors import ParseError
+from .pdf_limits import PdfLimits, refusal as _refusal, short as _short
 
 MAX_PAGE_WARNINGS = 5
 FRUITLESS_TABLE_PAGES = 10
 PROBE_EVERY = 10
 OUT_OF_MEMORY = "ran out of memory"
 _SPACES = re.compile(r"[ \t\u00a0]+$", re.M)
-_MB = 1 << 20
-
-
-@dataclass(frozen=True)
-class PdfLimits:
-    """What one PDF may cost. The stream limits follow from the worker's memory limit: pypdf
-    holds a decompressed stream several times over while it parses it (an 80 MB content
-    stream peaks at ~370 MB), so a stream may use a fifth of the memory given to parsing."""
-
-    memory_mb: int = 1024  # the worker's limit (parse_memory_mb); <= 0: no limit
-    page_timeout: float | None = None  # seconds per page (parse_timeout); needs the main thread
-
-    @property
-    def stream_bytes(self) -> int:
-        return self.memory_mb * _MB // 4 if self.memory_mb > 0 else 1 << 30
-
-    @property
-    def stream_tokens(self) -> int:
-        # pypdf keeps ~140 bytes per parsed token: 2,000 tokens per MB keeps a page's parsed
-        # content stream within about a quarter of the memory limit.
-        return self.memory_mb * 2000 if self.memory_mb > 0 else 50_000_000
-
-    def pypdf_overrides(self, file_bytes: int) -> dict:
-        size = self.stream_bytes
-        return {
-            # a raw (still compressed) stream can be as long as the file itself
-            "maximum_declared_stream_length": max(size, file_bytes),
-            "zlib_maximum_output_length": size, "lzw_maximum_output_length": size,
-            "run_length_maximum_output_length": size, "brotli_maximum_output_length": size,
-            "jbig2_maximum_output_length": size, "array_based_stream_maximum_output_length": size,
-            "image_maximum_buffer_size": size, "stream_decoding_work_maximum_length": 4 * size,
-            "stream_parsing_work_maximum_count": self.stream_tokens,
-        }
 
 
 def parse_pdf(path: Path, data: bytes | None = None, limits: PdfLimits | None = None,
@@ -98,20 +67,22 @@ def parse_pdf(path: Path, data: bytes | None = None, limits: PdfLimits | None = 
         try:
             reader = pypdf.PdfReader(io.BytesIO(data), strict=False)
             _decrypt(reader)
-            title = _title(reader, path)
+            title, meta = _title(reader, path), _metadata(reader)
             pages, skipped = _page_texts(reader, warnings, capture, limits, on_page)
         except ParseError:
             raise
         except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, IndexError,
                 AssertionError, RecursionError, OSError, EOFError, ZeroDivisionError) as exc:
             raise ParseError(_damaged(exc, limits)) from None
-    sections = [Section((title,), text, 1, text.count("\n") + 1, page=n)
+    about = pdf_about.read_about(path.stem, meta, pages)
+    heading = (title, about.line(title)) if about.line(title) else (title,)
+    sections = [Section(heading, text, 1, text.count("\n") + 1, page=n)
                 for n, text in enumerate(pages, 1) if text.strip()]
     if not sections:
         if skipped and len(skipped) >= len(pages):
             raise ParseError(skipped[0].reason())
         raise ParseError("no text layer (scanned?)")
-    return Document(path=str(path), title=title, sections=sections,
+    return Document(path=str(path), title=title, sections=sections, tags=about.tags(), date=about.period_end,
                     warnings=_dedupe(warnings)[:MAX_PAGE_WARNINGS + 3])
 
 
@@ -300,18 +271,6 @@ class _alarm:
             signal.signal(signal.SIGALRM, self.previous)
 
 
-def _refusal(exc: BaseException, limits: PdfLimits) -> tuple[str, str]:
-    """(what, hint) for a pypdf limit, said so the user knows which setting moves it."""
-    text = str(exc)
-    hint = f"raise parse_memory_mb (now {limits.memory_mb}) to allow more"
-    if "tokens" in text:
-        return f"a page's content is too long to parse (over {limits.stream_tokens:,} tokens)", hint
-    if any(k in text for k in ("decompress", "decoding", "stream length", "buffer size", "Array-based")):
-        return (f"a stream is too large to decompress (over {limits.stream_bytes // _MB} MB: "
-                "a decompression bomb?)"), hint
-    return f"a safety limit of the PDF reader was reached ({_short(exc)})", ""
-
-
 def _clean(text: str) -> str:
     text = text.replace("\x00", "").replace("\r\n", "\n").replace("\r", "\n")
     return _SPACES.sub("", text)
@@ -327,6 +286,15 @@ def _title(reader, path: Path) -> str:
     if _sensible_title(title):
         return title
     return path.stem
+
+
+def _metadata(reader) -> dict[str, str]:
+    """Title, subject and author from the info dictionary, as plain text ("" where absent)."""
+    try:
+        meta = reader.metadata or {}
+        return {k: " ".join(str(meta.get(f"/{k.title()}") or "").split()) for k in ("title", "subject", "author")}
+    except Exception:  # noqa: BLE001 - a broken info dictionary must not fail the file
+        return {}
 
 
 def _sensible_title(title: str) -> bool:
@@ -351,11 +319,6 @@ def _damaged(exc: BaseException, limits: PdfLimits) -> str:
     if isinstance(exc, RecursionError):
         return "damaged: nesting too deep"
     return f"damaged: {_short(exc)}"
-
-
-def _short(exc: BaseException) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    return text[:120] + ("…" if len(text) > 120 else "")
 
 
 def _dedupe(items: list[str]) -> list[str]:
