@@ -235,7 +235,8 @@ def report_hits(code: Path, label: str, work: Path, report_files: str = "*") -> 
             misses.append(f"{q['id']} (want {Path(q['file']).stem[-24:]} p{q['page']}, got "
                           f"{', '.join(f'{Path(n).stem[-24:]} p{p}' for n, p in hits)})")
     for kind, (n, file1, hit1, hit3) in score.items():
-        print(f"[{label}] {kind:5s} questions {n:3d}: file@1 {file1 / n:.2f}  hit@1 {hit1 / n:.2f}  hit@3 {hit3 / n:.2f}")
+        print(f"[{label}] {kind:5s} questions {n:3d}: file@1 {file1 / n:.2f}  hit@1 {hit1 / n:.2f}  "
+              f"hit@3 {hit3 / n:.2f}")
     print(f"[{label}] {len(questions)} searches in {seconds:.1f}s (one process); missed at 3: " + "; ".join(misses))
 
 
@@ -293,8 +294,9 @@ def main() -> None:
             total["refused"] += not w["ok"]
             total["skipped"] += len(w.get("skipped", []))
             total["rows"] += w.get("rows", 0)
-            outcome = (f"ok, {w['sections']} pages with text, {w['rows']} table rows" + (f", {len(w['skipped'])} skipped: {w['skipped'][:2]}"
-                                                                 if w["skipped"] else "")) if w["ok"] else w["reason"]
+            outcome = (f"ok, {w['sections']} pages with text, {w['rows']} table rows"
+                       + (f", {len(w['skipped'])} skipped: {w['skipped'][:2]}" if w["skipped"] else "")) \
+                if w["ok"] else w["reason"]
             print(f"{path.name[:46]:46s} {m['pages']:5d} {m['text_stream_mb']:7.2f} {m['any_stream_mb']:7.2f} "
                   f"{m['plain_pps']:9.1f} {m['ours_pps']:8.1f} {m['slowest_page_s']:6.2f}s {w['seconds']:8.1f} "
                   f"{w['peak_rss_mb']:6.0f} {w['peak_vm_mb']:6.0f}  {outcome[:150]}", flush=True)
@@ -305,9 +307,10 @@ def main() -> None:
         print(f"files refused {total['refused']} of {len(files)} (the tricky ones are meant to be), pages skipped "
               f"{total['skipped']} (warnings, at most {5} a file are kept), table rows read {total['rows']:,}")
 
-    cases = [] if opts.no_hostile else [("1 GB decompression bomb (tests/test_hostile.bomb_pdf)", lambda: bomb_pdf(1024)),
-             ("honest 80 MB content stream (inline scan)", lambda: honest_big_stream(80)),
-             ("honest 200 MB content stream (inline scan)", lambda: honest_big_stream(200))]
+    cases = [] if opts.no_hostile else [
+        ("1 GB decompression bomb (tests/test_hostile.bomb_pdf)", lambda: bomb_pdf(1024)),
+        ("honest 80 MB content stream (inline scan)", lambda: honest_big_stream(80)),
+        ("honest 200 MB content stream (inline scan)", lambda: honest_big_stream(200))]
     if cases:
         print("\nhostile and honest big streams, through the worker with the default settings:")
     for name, build in cases:

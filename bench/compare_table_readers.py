@@ -101,7 +101,8 @@ def main() -> None:
             print(f"  {reader}: failed: {out.stderr.strip().splitlines()[-1:]}")
             continue
         r = json.loads(out.stdout.strip().splitlines()[-1])
-        print(f"  {reader:10s} rows {r['rows']:5d} on {r['pages']} pages; figure in a row {r['figure']}/{r['questions']}, "
+        print(f"  {reader:10s} rows {r['rows']:5d} on {r['pages']} pages; "
+              f"figure in a row {r['figure']}/{r['questions']}, "
               f"with its label {r['right']}/{r['questions']}; "
               f"{r['pages'] / r['seconds']:.2f} pages/s; peak RSS {r['peak_rss_mb']:.0f} MB")
 

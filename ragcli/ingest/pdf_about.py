@@ -21,11 +21,14 @@ from dataclasses import dataclass
 
 MONTHS = ("january february march april may june july august september october november "
           "december").split()
-_MONTH = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+_MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|"
+          r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
 _YEAR = r"((?:19|20)\d\d)"
 _DATE = rf"({_MONTH})\s+(\d{{1,2}}),?\s+{_YEAR}"
-_ENDED = re.compile(rf"\b((?:three|six|nine|twelve|3|6|9|12)\s+months|quarter(?:ly period)?|period|(?:fiscal )?year)\s+ended\s+{_DATE}", re.I)
-_QUARTER = re.compile(rf"\b(?:Q([1-4])\s*(?:FY\s?)?{_YEAR}|{_YEAR}\s*Q([1-4])|(first|second|third|fourth)\s+quarter(?:\s+of)?(?:\s+fiscal)?(?:\s+year)?\s+{_YEAR})\b", re.I)
+_ENDED = re.compile(rf"\b((?:three|six|nine|twelve|3|6|9|12)\s+months|quarter(?:ly period)?|period|(?:fiscal )?year)"
+                    rf"\s+ended\s+{_DATE}", re.I)
+_QUARTER = re.compile(rf"\b(?:Q([1-4])\s*(?:FY\s?)?{_YEAR}|{_YEAR}\s*Q([1-4])|(first|second|third|fourth)\s+quarter"
+                      rf"(?:\s+of)?(?:\s+fiscal)?(?:\s+year)?\s+{_YEAR})\b", re.I)
 _FISCAL = re.compile(rf"\b(?:fiscal\s+year|FY)\s?{_YEAR}(?:\s*[-–—]\s*(?:FY\s?)?{_YEAR})?", re.I)
 _FISCAL_SHORT = re.compile(r"(?<![a-z0-9])fy[\s_-]?((?:19|20)\d\d|\d\d)(?:[_-]((?:19|20)\d\d))?(?![0-9])", re.I)
 _MONTH_YEAR = re.compile(rf"\b({_MONTH})\s+{_YEAR}\b", re.I)
@@ -159,7 +162,8 @@ def _acronym(organisation: str, where: str) -> str:
             run = words[i:j]
             initials = "".join(("US" if w.group(0).startswith("U.S") or w.group(0) == "US" else w.group(0)[0])
                                for w in run).upper()
-            if len(initials) >= 3 and len(initials) > len(best) and re.search(rf"(?<![A-Za-z]){initials}(?![A-Za-z])", where, re.I):
+            if len(initials) >= 3 and len(initials) > len(best) \
+                    and re.search(rf"(?<![A-Za-z]){initials}(?![A-Za-z])", where, re.I):
                 best = initials
     return best
 
