@@ -190,9 +190,11 @@ def test_openai_generator_streams_from_the_llama_cpp_server(llama_server, gen):
     assert len(pieces) > 1  # streamed, not one block
     assert result.text == "".join(pieces) and result.text.strip()
     assert result.first_token_s is not None and result.first_token_s <= result.total_s
-    # same model, same template, greedy: the server says what the in-process model says
+    # Same model and template, greedy: both answer. Their words may differ: the server decodes with
+    # its own threads, batch and attention kernel, and a 135M model's near-tied logits tip either
+    # way (on this machine "The notes provide a" against "The note is embedded", at b28ada5 too).
     local = gen.generate(prompt.messages, max_tokens=32, temperature=0.0)
-    assert local.text.strip()[:20] == result.text.strip()[:20]
+    assert local.text.strip() and result.completion_tokens > 1
 
 
 def test_openai_generator_reports_http_errors(llama_server):
