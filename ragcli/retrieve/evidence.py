@@ -168,16 +168,24 @@ def _part_query(part: str, question: str) -> str:
 
 
 def _dedupe_contained(chosen: list[tuple[float, Unit]]) -> list[tuple[float, Unit]]:
-    """A quote whose lines lie inside another chosen quote's (an item of a list quoted with its
-    lead-in, a sentence of a quoted paragraph) is said once, by the larger quote."""
-    spans = [(_span(u), s, u) for s, u in chosen]
+    """Say each thing once: a quote whose lines lie inside another chosen quote's (an item of a
+    list quoted with its lead-in, a sentence of a quoted paragraph), or whose words another
+    chosen quote already holds (a note embedded in another, both retrieved), is left to the
+    larger quote."""
+    shown = [(_span(u), " ".join(_shown_text(u).lower().split()), s, u) for s, u in chosen]
     kept = []
-    for (path, a, b), score, unit in spans:
-        inside = any(other is not unit and p == path and x <= a and b <= y and (x, y) != (a, b)
-                     for (p, x, y), _s, other in spans)
-        if not inside:
+    for i, ((path, a, b), text, score, unit) in enumerate(shown):
+        def covers(j: int) -> bool:
+            (p, x, y), other, _s, _u = shown[j]
+            inside = p == path and x <= a and b <= y and ((x, y) != (a, b) or len(other) > len(text))
+            return inside or (text in other and (len(other) > len(text) or j < i))
+        if not any(covers(j) for j in range(len(shown)) if j != i):
             kept.append((score, unit))
     return kept
+
+
+def _shown_text(unit: Unit) -> str:
+    return unit.passage[0] if unit.passage is not None else unit.text
 
 
 def _span(unit: Unit) -> tuple[tuple[str, int | None], int, int]:
