@@ -162,7 +162,7 @@ def test_cls_pooling_differs_from_mean_and_mean_named_is_the_default(embedder, m
 def test_unknown_pooling_is_a_config_error(models_dir, tmp_path_factory):
     from ragcli.errors import ConfigError
 
-    with pytest.raises(ConfigError, match="embed_pooling"):
+    with pytest.raises(ConfigError, match="(?i)embed_pooling"):
         load_config(env={"RAG_HOME": str(tmp_path_factory.mktemp("h")), "RAG_EMBED_POOLING": "max"})
 
 

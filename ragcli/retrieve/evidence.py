@@ -39,6 +39,12 @@ W_MEANING, W_WORDS, W_PLACE = 0.6, 0.35, 0.05
 # "how long should the shot take" by "in 25 to 30 seconds", not by "takes about three shots".
 W_FIGURE = 0.06
 W_TYPE = 0.15  # ... and most by one of the kind asked: a duration for "how long", a time for "when"
+# "How do I ..." is answered by a procedure: code, or a lead-in with the steps it introduces.
+# A sentence ending in a colon whose block is not with it (an embed expanded in its place)
+# promises what it does not hold.
+W_PROCEDURE = 0.05
+_HOW = re.compile(r"\bhow (?:do|can|should|would|could) (?:i|you|we|one)\b|\bhow to\b|\bwhat(?:'s| is) the "
+                  r"(?:syntax|command|shortcut|code)\b", re.I)
 
 
 # ----------------------------------------------------------------------------- scoring
@@ -117,11 +123,17 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
         which picks among units but must not make a question look answered."""
         figure = W_FIGURE if asks_figure(ask) else 0.0
         kind = answer_type(ask)
+        procedure = bool(_HOW.search(ask))
         out = []
         for pos, k in enumerate(order):
             base = (W_MEANING * float(np.dot(unit_vecs[pos], vec)) + W_WORDS * w[k]
                     + W_PLACE / math.sqrt(units[k].hit.rank or 1))
-            bonus = figure * has_figure[pos] + (W_TYPE if kind is not None and kind.search(units[k].text) else 0.0)
+            unit = units[k]
+            bonus = figure * has_figure[pos] + (W_TYPE if kind is not None and kind.search(unit.text) else 0.0)
+            if procedure and unit.kind in ("block", "code"):
+                bonus += W_PROCEDURE
+            if unit.kind != "block" and unit.text.rstrip().endswith(":"):
+                bonus -= W_PROCEDURE
             out.append((base + bonus, base, k))
         return sorted(out, key=lambda s: -s[0])
 
