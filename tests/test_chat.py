@@ -59,6 +59,10 @@ def test_follow_ups_are_rewritten_to_stand_alone():
     prev = Turn("How do I embed a note?", "How do I embed a note?", uncited)
     assert standalone("what about images?", prev) == "How do I embed images?"
     assert standalone("Why?", prev) == "Why embed a note?"
+    # a follow-up that names no subject of its own keeps the previous one beside it
+    assert standalone("And how long should the shot take?", Turn("What espresso ratio do I use?",
+                      "What espresso ratio do I use?", Answer("q", "", [], "m", {}, covered=False))) \
+        == "How long should the shot take (espresso ratio do I use)?"
 
 
 def test_piped_chat_json_answers_each_line_in_context(help_vault_env):

@@ -71,6 +71,9 @@ def standalone(question: str, previous: "Turn") -> str:
     text, n = _PRONOUN.subn(topic, text, count=1)
     if n == 0 and not _POSSESSIVE.search(question) and len(query_terms(text)) <= 1:
         text = f"{text.rstrip(' ?')} {topic}?"  # "Why?" -> "Why create a callout?"
+    elif n == 0 and not _POSSESSIVE.search(question) and not query_terms(topic) & query_terms(text):
+        # "And how long should the shot take?" after the espresso ratio: the shot is the espresso's
+        text = f"{text.rstrip(' ?')} ({topic})?"
     return text[:1].upper() + text[1:] if text else question
 
 
