@@ -153,62 +153,6 @@ def run_model(model: str | None, rows: list[dict], homes: dict[str, Path], verbo
     return {"model": name, "results": results}
 
 
-def gate_features(rows: list[dict], homes: dict[str, Path]) -> list[dict]:
-    """Retrieval only: what the "not in your notes" gate can look at, for every question."""
-    from ragcli.config import load_config
-    from ragcli.pipeline.answer import _idf
-    from ragcli.retrieve import Searcher
-    from ragcli.retrieve.evidence import select_quotes
-    from ragcli.retrieve.relevance import term_coverage
-
-    feats = []
-    for corpus, home in homes.items():
-        os.environ["RAG_HOME"] = str(home)
-        config = load_config()
-        searcher = Searcher(config)
-        for row in (r for r in rows if r["corpus"] == corpus):
-            hits = searcher.search(row["question"], config.top_k, config.mode)
-            cos = max((h.vector_score or 0.0) for h in hits) if hits else 0.0
-            quotes = select_quotes(row["question"], hits, searcher.embedder.embed, _idf(searcher)) if hits else []
-            feats.append({"id": row["id"], "answerable": row["answerable"], "cosine": cos,
-                          "coverage": term_coverage(row["question"], hits),
-                          "quote": quotes[0].score if quotes else 0.0})
-        searcher.close()
-    return feats
-
-
-def calibrate(feats: list[dict]) -> None:
-    """Every (cosine, coverage, quote-score) floor on a grid: the rules that refuse at least
-    80% of the unanswerable questions, fewest answerable refused first."""
-    import itertools
-
-    pos = [f for f in feats if f["answerable"]]
-    neg = [f for f in feats if not f["answerable"]]
-    grid = []
-    for lo, hi, cov, quote in itertools.product([0.2, 0.25, 0.3, 0.35, 0.4], [0.45, 0.5, 0.55, 0.6, 0.7],
-                                                [0.3, 0.4, 0.5, 0.6, 0.7], [0.0, 0.4, 0.45, 0.5, 0.55, 0.6]):
-        def ok(f):
-            passes = f["cosine"] >= hi or (f["cosine"] >= lo and f["coverage"] >= cov)
-            return passes and f["quote"] >= quote
-        refused_pos = sum(not ok(f) for f in pos)
-        refused_neg = sum(not ok(f) for f in neg)
-        grid.append((refused_pos, -refused_neg, lo, hi, cov, quote))
-    grid.sort()
-    print(f"# {len(pos)} answerable, {len(neg)} unanswerable")
-    print("| answerable refused | unanswerable refused | low cos | high cos | coverage | quote floor |")
-    print("|---|---|---|---|---|---|")
-    shown = 0
-    for rp, rn, lo, hi, cov, quote in grid:
-        if -rn >= 0.8 * len(neg):
-            print(f"| {rp} | {-rn} | {lo} | {hi} | {cov} | {quote} |")
-            shown += 1
-            if shown >= 12:
-                break
-    for f in sorted(feats, key=lambda f: (f["answerable"], -f["quote"])):
-        print(f"# {f['id']:6} {'A' if f['answerable'] else 'U'} cos {f['cosine']:.3f} cov {f['coverage']:.2f} "
-              f"quote {f['quote']:.3f}")
-
-
 def mean(values) -> float | None:
     values = [v for v in values if v is not None]
     return sum(values) / len(values) if values else None
@@ -251,14 +195,10 @@ def main() -> None:
     ap.add_argument("--limit", type=int, help="at most this many questions per corpus and kind")
     ap.add_argument("--verbose", action="store_true")
     ap.add_argument("--json", type=Path, help="also write every figure here")
-    ap.add_argument("--calibrate", action="store_true", help="retrieval only: tune the relevance gate")
     ap.add_argument("--quotes-only", action="store_true", help="no generation: score the evidence alone")
     args = ap.parse_args()
     rows = load_questions(args.limit)
     homes = build_homes(args.homes)
-    if args.calibrate:
-        calibrate(gate_features(rows, homes))
-        return
     print(f"# {len(rows)} questions ({sum(r['answerable'] for r in rows)} answerable) over {', '.join(homes)}; "
           f"load {os.getloadavg()[0]:.1f}")
     runs = [run_model(m, rows, homes, args.verbose, args.quotes_only) for m in (args.model or [None])]

@@ -33,7 +33,7 @@ from .session import Session
 
 NOT_COVERED = "Your notes don't seem to cover this."
 # The best quote's score (retrieve.evidence) below which the notes are taken not to answer.
-# Calibrated on bench/questions/answers.jsonl (`python bench/bench_answers.py --calibrate`):
+# Calibrated on bench/questions/answers.jsonl (now `python bench/calibrate_gate.py`, with the users'-words sets):
 # 12 of 15 unanswerable questions fall below it, 1 of 84 answerable ones (the nearest on
 # each side: an unanswerable at 0.501, an answerable at 0.518).
 EVIDENCE_FLOOR = 0.51

@@ -168,7 +168,7 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
         chosen.append((base, unit))
     if not parts:
         chosen.sort(key=lambda c: -c[0])
-    kept = _dedupe_contained(_dedupe_passages(chosen))
+    kept = _dedupe_contained(chosen)
     quotes = [_quote(n, score, unit) for n, (score, unit) in enumerate(kept, 1)]
     return Evidence(quotes, parts, part_scores, missing)
 
@@ -205,19 +205,6 @@ def _span(unit: Unit) -> tuple[tuple[str, int | None], int, int]:
     if unit.passage is not None:
         return where, unit.passage[1], unit.passage[2]
     return where, unit.line_start, unit.line_end
-
-
-def _dedupe_passages(chosen: list[tuple[float, Unit]]) -> list[tuple[float, Unit]]:
-    """Two sentences of one short paragraph make one quote (the paragraph), scored by the better."""
-    seen, kept = set(), []
-    for score, unit in chosen:
-        key = (unit.chunk.path, unit.passage[1]) if unit.passage else None
-        if key is not None and key in seen:
-            continue
-        if key is not None:
-            seen.add(key)
-        kept.append((score, unit))
-    return kept
 
 
 def _dedupe(units: list[Unit]) -> list[Unit]:
