@@ -94,13 +94,18 @@ _TEMPERATURE = re.compile(r"\d\s*°|\d\s*degrees?\b", re.I)
 _WHEN = re.compile(r"\b\d{1,2}:\d{2}\b|\b\d{4}-\d{2}-\d{2}\b|\b(?:1[89]|20)\d{2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|"
                    r"aug|sep|oct|nov|dec)[a-z]*\b|\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|\b(?:morning|evening|"
                    r"night|noon|midnight|daily|weekly|monthly)\b", re.I)
-_ANSWER_TYPES = ((re.compile(r"\bhow long\b|\bhow many (?:minutes|seconds|hours|days|weeks)\b", re.I), _DURATION),
+# A price: an amount in a currency, or free. "How much is it per month" is not answered by "1 GB".
+_PRICE = re.compile(r"[$€£¥₹]\s*\d|\d\s*(?:usd|eur|gbp|dollars?|euros?|pounds?|cents?)\b|\bfree\b|"
+                    r"\bno (?:extra )?(?:cost|charge)\b", re.I)
+_ANSWER_TYPES = ((re.compile(r"\bhow much\b(?:\W+\w+){0,6}?\W+(?:cost|costs|pay|charge|charged|per (?:month|year))\b|"
+                             r"\bwhat(?:'s| is| does)?(?:\W+\w+){0,3}?\W+(?:cost|price)\b", re.I), _PRICE),
+                 (re.compile(r"\bhow long\b|\bhow many (?:minutes|seconds|hours|days|weeks)\b", re.I), _DURATION),
                  (re.compile(r"\btemperature\b|\bhow (?:hot|cold|warm)\b", re.I), _TEMPERATURE),
                  (re.compile(r"\bwhen\b|\bwhat (?:time|date|year|day)\b", re.I), _WHEN))
 
 
 def answer_type(question: str) -> re.Pattern[str] | None:
-    """For a question that asks a duration, a temperature or a time: what its answer looks like."""
+    """For a question that asks a price, a duration, a temperature or a time: what its answer looks like."""
     for asks, looks in _ANSWER_TYPES:
         if asks.search(question):
             return looks

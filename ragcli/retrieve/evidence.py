@@ -43,6 +43,9 @@ W_TYPE = 0.15  # ... and most by one of the kind asked: a duration for "how long
 # A sentence ending in a colon whose block is not with it (an embed expanded in its place)
 # promises what it does not hold.
 W_PROCEDURE = 0.05
+# A part's words are read beside its question's: "how long should the shot take" is about the
+# espresso the question began with, so a unit of the Espresso note beats one of Pour over.
+W_SUBJECT = 0.3
 _HOW = re.compile(r"\bhow (?:do|can|should|would|could) (?:i|you|we|one)\b|\bhow to\b|\bwhat(?:'s| is) the "
                   r"(?:syntax|command|shortcut|code)\b", re.I)
 
@@ -145,7 +148,8 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
         # the parts of one question share its subject: a part is read with the whole question
         # ("how long should the shot take" is about the espresso the question began with)
         blend = part_vecs[i] + q
-        _rank, base, k = scores(blend / (np.linalg.norm(blend) or 1.0), words[i + 1], part)[0]
+        part_words = [(1 - W_SUBJECT) * a + W_SUBJECT * b for a, b in zip(words[i + 1], words[0])]
+        _rank, base, k = scores(blend / (np.linalg.norm(blend) or 1.0), part_words, part)[0]
         part_scores.append(base)
         figure_missing = asks_figure(part) and not holds_figure(units[k].text, part)
         if base < part_floor or figure_missing:  # a figure asked, and the best answer holds none
