@@ -281,6 +281,7 @@ def _note_header(console, path: str, heading: str, page: int | None) -> None:
     """`path › heading (p. N)`; on a terminal the path is a link (OSC 8) that opens the note:
     in Obsidian when it sits in a vault, else as a file."""
     text = clean(display_path(path))
+    heading = _below_title(path, heading)
     rest = (f" › {clean(heading).replace(' > ', ' › ')}" if heading else "") + (f" (p. {page})" if page else "")
     stream = getattr(console, "file", sys.stdout)
     if not stream.isatty() or os.environ.get("TERM") == "dumb":
@@ -291,6 +292,14 @@ def _note_header(console, path: str, heading: str, page: int | None) -> None:
     # should print the same bytes every time (through the watcher or in process)
     stream.write(f"{bold}\x1b]8;;{note_uri(path)}\x1b\\{text}\x1b]8;;\x1b\\{rest}{plain}\n")
     stream.flush()
+
+
+def _below_title(path: str, heading: str) -> str:
+    """The heading trail without a first heading that only repeats the file's name (a note's
+    H1 is usually its title): the path above already says it."""
+    first, _, rest = heading.partition(" > ")
+    stem = os.path.splitext(os.path.basename(path))[0]
+    return rest if first.strip().casefold() == stem.strip().casefold() else heading
 
 
 def note_uri(path: str) -> str:
@@ -315,6 +324,10 @@ def print_answer(result, *, streamed: bool, verbose: bool = False) -> None:
         if result.not_mentioned:
             console.print("No note mentions " + ", ".join(f"\u201c{clean(n)}\u201d" for n in result.not_mentioned)
                           + ".", style="dim")
+        elif result.nearest:
+            console.print("The nearest notes, which may not answer it: "
+                          + " \u00b7 ".join(clean(os.path.splitext(os.path.basename(p))[0]) for p in result.nearest)
+                          + " (`rag search` shows where)", style="dim")
         return
     if not streamed:
         print_quotes(result.quotes)

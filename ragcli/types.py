@@ -161,6 +161,7 @@ class Answer:
     missing_parts: list[str] = field(default_factory=list)  # parts no note answers
     tentative: bool = False  # the evidence is weak: the passages may answer it, none says so plainly
     not_mentioned: list[str] = field(default_factory=list)  # names in the question that no note holds
+    nearest: list[str] = field(default_factory=list)  # not covered: the notes search found nearest, to look at
 
     def to_json(self) -> dict[str, Any]:
         """The one JSON shape of an answer: what `--json`, MCP and the watcher's socket send
@@ -174,7 +175,7 @@ class Answer:
                 "generated": self.generated, "quoted_fallback": self.quoted_fallback, "checked": self.checked,
                 "retrieval_query": self.retrieval_query, "notices": self.notices, "stopped": self.stopped,
                 "parts": self.parts, "missing_parts": self.missing_parts, "tentative": self.tentative,
-                "not_mentioned": self.not_mentioned}
+                "not_mentioned": self.not_mentioned, "nearest": self.nearest}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Answer:
@@ -185,6 +186,6 @@ class Answer:
 
 _ANSWER_PLAIN = ("model", "timings", "prompt_tokens", "completion_tokens", "covered", "cited", "retrieval_query",
                  "dropped", "generated", "quoted_fallback", "checked", "notices", "stopped", "parts",
-                 "missing_parts", "tentative", "not_mentioned")
+                 "missing_parts", "tentative", "not_mentioned", "nearest")
 _QUOTE_FIELDS = ("n", "text", "kind", "path", "title", "heading", "line_start", "line_end", "page", "score",
                  "context")

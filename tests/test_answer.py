@@ -7,6 +7,7 @@ writes (inventions included), never with a stand-in of our own code.
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -263,6 +264,8 @@ def test_unanswerable_is_refused_before_any_generation(example_vault_env, monkey
     _use(monkeypatch, example_vault_env)
     result = _ask(capsys, "How do I replace the chain on a bicycle?")
     assert result["answer"] == NOT_COVERED and result["sources"] == [] and result["completion_tokens"] == 0
+    # the notes search found nearest are named (to open), never quoted
+    assert all(os.path.isfile(p) for p in result["nearest"]) and len(result["nearest"]) <= 3
 
 
 def test_json_lists_what_was_dropped_and_why(example_vault_env, monkeypatch):
@@ -341,6 +344,21 @@ def test_a_part_no_note_answers_is_said_plainly(example_vault_env, monkeypatch, 
     assert result["missing_parts"] == ["which hotel did we book"], result["missing_parts"]
     assert main(["ask", question, "--quotes"]) == 0
     assert "Your notes don't say: which hotel did we book?" in capsys.readouterr().out
+
+
+def test_a_price_is_answered_by_a_price_only(example_vault_env, monkeypatch, capsys):
+    """"How much did the timer cost" is not answered by "Timer: Hunter X-Core, 4 zones": a part
+    asking a price gets an amount in a currency, or is said to be missing."""
+    from ragcli.words import answer_type, holds_figure
+
+    assert answer_type("How much does Sync cost per month?") is not None
+    assert answer_type("How much water do I use?") is None  # a quantity, not a price
+    assert holds_figure("It is $4 a month, billed yearly.", "how much is it per month")
+    assert not holds_figure("1 GB of storage, 1 vault", "how much is it per month")
+    _use(monkeypatch, example_vault_env)
+    result = _ask(capsys, "Does the RB-75 need a filter before it, and how much did the timer cost?", "--quotes")
+    assert "150 mesh filter" in _shown(result)
+    assert result["missing_parts"] == ["how much did the timer cost"], result["missing_parts"]
 
 
 def test_a_question_about_a_name_no_note_holds_is_not_covered(example_vault_env, monkeypatch, capsys):

@@ -95,7 +95,8 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
     query = retrieval_query or question
     if not relevant(query, hits, config.min_score):
         timings["total_s"] = time.perf_counter() - started
-        return Answer(question, NOT_COVERED, [], model, timings, covered=False, retrieval_query=query)
+        return Answer(question, NOT_COVERED, [], model, timings, covered=False, retrieval_query=query,
+                      nearest=_nearest(hits))
     asked = query if retrieval_query else question  # a chat follow-up: its standalone form
     parts = question_parts(asked)
     evidence = select_evidence(asked, hits, embed=searcher.embedder.embed, idf=_idf(searcher),
@@ -107,7 +108,7 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
     if not covers(best, _top_cosine(hits), asked, quotes, unknown):
         timings["total_s"] = time.perf_counter() - started
         return Answer(question, NOT_COVERED, [], model, timings, covered=False, retrieval_query=query,
-                      not_mentioned=unknown)
+                      not_mentioned=unknown, nearest=_nearest(hits))
     shape = {"missing_parts": evidence.missing, "parts": parts if len(parts) > 1 else [],
              "tentative": best < EVIDENCE_FLOOR, "not_mentioned": unknown}
     if quotes_only or generator is None:
@@ -181,6 +182,15 @@ def _search_parts(searcher, query: str, config: Config) -> list[Hit]:
                 seen.add(hit.chunk.id)
                 hits.append(hit)
     return hits
+
+
+NEAREST = 3  # notes named under a refusal
+
+
+def _nearest(hits: Sequence[Hit]) -> list[str]:
+    """The notes of the best hits, best first: a question the gate refuses in words the notes
+    do not use may still be answered in one of them, and the reader can open it."""
+    return list(dict.fromkeys(h.chunk.path for h in sorted(hits, key=lambda h: h.rank)))[:NEAREST]
 
 
 def _top_cosine(hits: Sequence[Hit]) -> float:

@@ -39,7 +39,7 @@ from typing import Any
 
 from ..config import MODES, Config
 
-VERSION = 3  # 2: the quotes event and quotes_only; 3: one answer shape, a chat's follow-up fields
+VERSION = 4  # 2: the quotes event and quotes_only; 3: one answer shape, a chat's follow-up fields; 4: nearest
 SOCKET_NAME = "watch.sock"
 MAX_REQUEST = 1 << 20  # bytes in one request line
 MAX_TEXT = 100_000  # characters in a query or question
