@@ -99,7 +99,7 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
                       nearest=_nearest(hits))
     asked = query if retrieval_query else question  # a chat follow-up: its standalone form
     parts = question_parts(asked)
-    evidence = select_evidence(asked, hits, embed=searcher.embedder.embed, idf=_idf(searcher),
+    evidence = select_evidence(asked, hits, embed=searcher.embed_passages, idf=_idf(searcher),
                                parts=parts, part_floor=PART_FLOOR)
     quotes = evidence.quotes
     timings["quotes_s"] = time.perf_counter() - started

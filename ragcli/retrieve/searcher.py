@@ -25,6 +25,7 @@ are in ``bench/fusion_variants.py``, as ``Fusion`` subclasses the benches compar
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -39,6 +40,7 @@ from .fusion import ALPHA, FULL_KEYWORD_COVER, NOTE_WEIGHT, fts_query, fuse_conv
 from .ranking import KeywordRanker
 
 CANDIDATES = 50  # per side, before fusion
+PASSAGE_CACHE = 4096  # evidence passages' vectors kept between questions (1.5 kB each at 384 dims)
 
 @dataclass(frozen=True)
 class Filters:
@@ -85,6 +87,7 @@ class Searcher:
         self._own_embedder = embedder is None  # one it loads itself, it closes
         self.fusion = fusion or Fusion()
         self._ranker = KeywordRanker(self.index)
+        self._passages: OrderedDict[str, np.ndarray] = OrderedDict()
 
     def close(self) -> None:
         embedder, self._embedder = (self._embedder if self._own_embedder else None), None
@@ -104,6 +107,20 @@ class Searcher:
             self.index.check_model(embedder.model_id, embedder.dim, embedder.settings)
             self._embedder = embedder
         return self._embedder
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors of evidence passages, remembered between questions: a chat's follow-ups and
+        a watcher's next questions quote the same notes again, and embedding the candidate
+        passages is most of the time to the first quote."""
+        missing = [t for t in dict.fromkeys(texts) if t not in self._passages]
+        fresh = dict(zip(missing, self.embedder.embed(missing))) if missing else {}
+        vectors = np.stack([fresh[t] if t in fresh else self._passages[t] for t in texts])
+        for t in texts:
+            self._passages[t] = fresh.get(t, self._passages.get(t))
+            self._passages.move_to_end(t)
+        while len(self._passages) > PASSAGE_CACHE:
+            self._passages.popitem(last=False)
+        return vectors
 
     def search(self, query: str, k: int = 10, mode: str | None = None,
                filters: Filters | None = None, candidates: int | None = None) -> list[Hit]:
