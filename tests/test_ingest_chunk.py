@@ -117,3 +117,21 @@ def test_vault_chunks_point_at_real_lines() -> None:
         for c in chunk_document(doc, words, 200, 32):
             assert 1 <= c.line_start <= c.line_end <= len(lines)
             assert words(c.embed_text()) <= 200
+
+
+@pytest.mark.parametrize("counter", [words, bert_like])
+def test_a_long_list_is_cut_between_its_items(counter) -> None:
+    """A list longer than a chunk is cut before an item, each item with its nested line, the
+    lines kept: cut into sentences, it was joined back as one line of ' - ' runs."""
+    items = [f"- Plugin {i}\n\t- Does thing number {i} for the notes in your vault." for i in range(40)]
+    text = "\n".join(items)
+    doc = _doc(Section(("T", "All plugins"), text, 10, 10 + text.count("\n")))
+    chunks = chunk_document(doc, counter, 60, 12)
+    assert len(chunks) > 3
+    file_lines = text.split("\n")
+    for c in chunks:
+        assert c.text.startswith("- Plugin "), c.text[:40]
+        assert " - Does" not in c.text  # never flattened
+        assert c.text.split("\n")[0] == file_lines[c.line_start - 10]  # its first line is where it says
+        assert all(line in file_lines for line in c.text.split("\n"))
+    assert all(f"- Plugin {i}" in "\n".join(c.text for c in chunks) for i in range(40))

@@ -23,7 +23,7 @@ from typing import Callable
 
 from ..types import Chunk, Document, Section
 
-CHUNKER_VERSION = 2  # bump when the output changes for the same input (the index records it)
+CHUNKER_VERSION = 3  # bump when the output changes for the same input (the index records it)
 # 2: a PDF's chunks carry what the report is about (organisation, report, period) in their heading
 
 
@@ -39,6 +39,8 @@ _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+|\n+")
 _WORD = re.compile(r"\S+\s*")
 _HAS_WORD = re.compile(r"\w")
+_LIST_ITEM = re.compile(r"^(?:[-*+]|\d{1,9}[.)])\s")
+_ITEM_START = re.compile(r"\n(?=(?:[-*+]|\d{1,9}[.)])\s)")  # a line that opens a top-level list item
 
 
 @dataclass
@@ -149,7 +151,13 @@ def _paragraph_end(lines: list[str], i: int) -> int:
 
 
 def _split(unit: _Unit) -> list[_Unit]:
-    """One level finer: paragraph → sentences, code → lines, sentence → words, word → chars."""
+    """One level finer: list → its items (each with its nested lines), paragraph → sentences,
+    code → lines, sentence → words, word → chars. A list cut into sentences would be joined
+    back as one line of " - " runs, and read as a paragraph, not as items, by the evidence."""
+    if unit.kind == "para" and _LIST_ITEM.match(unit.text):
+        parts = _split_at(unit, _ITEM_START, "line")
+        if len(parts) > 1:
+            return parts
     if unit.kind in ("para", "code"):
         pattern = _SENTENCE_END if unit.kind == "para" else re.compile(r"\n")
         parts = _split_at(unit, pattern, "sentence" if unit.kind == "para" else "line")
@@ -233,13 +241,28 @@ def _pack(units: list[_Unit], budget: int, overlap: int,
         cost = counter.cost(unit)
         if current and used + cost > budget:
             pieces.append((_join(current), current[0].line_start, current[-1].line_end))
-            tail = _tail(pieces[-1][0], overlap, counter, current[-1].line_end)
+            tail = (_tail_lines(current, overlap) if current[-1].kind == "line"  # items overlap whole, or not
+                    else _tail(pieces[-1][0], overlap, counter, current[-1].line_end))
             current, used = ([tail], tail.cost) if tail and tail.cost + cost <= budget else ([], 0)
         current.append(unit)
         used += cost
     if current:
         pieces.append((_join(current), current[0].line_start, current[-1].line_end))
     return pieces
+
+
+def _tail_lines(units: list[_Unit], overlap: int) -> _Unit | None:
+    """The last whole lines (list items) of a piece that ends in lines, within ``overlap``
+    tokens: the next piece then opens on an item, not on the last words of one."""
+    kept: list[_Unit] = []
+    for unit in reversed(units):
+        if unit.kind != "line" or sum(u.cost for u in kept) + unit.cost > overlap:
+            break
+        kept.insert(0, unit)
+    if not kept:
+        return None
+    return _Unit("\n".join(u.text for u in kept), kept[0].line_start, kept[-1].line_end, "line",
+                 sum(u.cost for u in kept))
 
 
 def _tail(text: str, overlap: int, counter: _Counter, line: int) -> _Unit | None:
@@ -263,12 +286,17 @@ def _verified(doc: Document, heading: str, text: str, start: int, end: int, max_
     probe = Chunk("", doc.path, doc.title, heading, text, start, end)
     if counter.count_tokens(probe.embed_text()) <= max_tokens or len(text) < 2:
         return [(text, start, end)]
-    words = text.split(" ")
-    if len(words) > 1:
+    lines, words = text.split("\n"), text.split(" ")
+    if len(lines) > 1:  # between lines rather than inside one; before a list item when it can
+        cuts = [i for i in range(1, len(lines)) if _LIST_ITEM.match(lines[i])] or range(1, len(lines))
+        cut = min(cuts, key=lambda i: abs(i - len(lines) / 2))
+        left, right = "\n".join(lines[:cut]), "\n".join(lines[cut:])
+    elif len(words) > 1:
         cut = len(words) // 2
         left, right = " ".join(words[:cut]), " ".join(words[cut:])
     else:
         left, right = text[: len(text) // 2], text[len(text) // 2:]
     mid = min(end, start + left.count("\n"))
+    after = min(end, mid + 1) if len(lines) > 1 else mid  # a cut between lines starts the next one
     return (_verified(doc, heading, left, start, mid, max_tokens, counter)
-            + _verified(doc, heading, right, mid, end, max_tokens, counter))
+            + _verified(doc, heading, right, after, end, max_tokens, counter))
