@@ -8,9 +8,7 @@ no change to the code:
 - fast path (``ragcli.fast``): ``-k5`` is a form it leaves to the Typer app;
 - ``render.PlainConsole``: ``TTY_COMPATIBLE=0`` makes render use rich (rich prints the same
   plain lines when not on a terminal);
-- the ``os._exit`` teardown skip: ``main(argv)`` given its arguments returns instead;
-- ``vector_child``: a one-shot `rag index` of one edited note with ``Index.open_vectors_ahead``
-  told to use the thread (what the watcher does) instead of the child process.
+- the ``os._exit`` teardown skip: ``main(argv)`` given its arguments returns instead.
 Prints medians in seconds, and the load average while it ran.
 """
 
@@ -29,9 +27,6 @@ ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
 RAG = [PY, "-m", "ragcli.cli"]
 NO_EXIT_SKIP = [PY, "-c", "import sys; from ragcli.cli import main; sys.exit(main(sys.argv[1:]))"]
-THREAD_NOT_CHILD = [PY, "-c", "import sys; import ragcli.store.index as m; o = m.Index.open_vectors_ahead; "
-                    "m.Index.open_vectors_ahead = lambda self, in_child=False: o(self, False); "
-                    "from ragcli.cli import main; main()"]
 
 
 def timed(cmd: list[str], env: dict, before=None) -> float:
@@ -92,8 +87,6 @@ def main() -> None:
             (NO_EXIT_SKIP + ["search", "espresso"], cold), runs)
     compare("os._exit: rag ask --quotes, in process", (RAG + ["ask", "--quotes", "espresso ratio?"], cold),
             (NO_EXIT_SKIP + ["ask", "--quotes", "espresso ratio?"], cold), runs)
-    compare("vector_child: rag index, one note edited", (RAG + ["index"], cold, edit),
-            (THREAD_NOT_CHILD + ["index"], cold, edit), runs)
 
 
 if __name__ == "__main__":

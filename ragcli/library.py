@@ -152,7 +152,7 @@ class Notes:
         with self.lock:
             searcher = self._reader()
             searcher.embedder  # noqa: B018 - loads the model and checks it matches the index
-            searcher.index.vectors  # noqa: B018 - opens Chroma (its import alone is ~0.8 s)
+            searcher.index.vectors.store()  # opens Chroma (its import alone is ~0.8 s)
 
     def _reader(self):
         if self._searcher is None:

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from conftest import EXAMPLES
-from helpers import ok
+from helpers import ok, rag
 
 from ragcli.config import load_config
 from ragcli.embed.llama import FLASH_AUTO, FLASH_ON, LlamaEmbedder, flash_attention
@@ -181,3 +181,17 @@ def test_index_takes_the_gpu_layers_setting(tmp_path):
         assert result.exit_code == 0, result.output
     result = CliRunner().invoke(full_app(), ["index", str(notes), "--gpu-layers", "many"])
     assert result.exit_code == 2  # a usage error, as for any other bad value
+
+
+def test_watch_takes_the_gpu_layers_setting_and_passes_it_on(tmp_path):
+    """`rag watch --gpu-layers N` reaches the process that is started anew: the detached
+    watcher and a service file get the same flag (``commands.watch._extra_args``)."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    for flag in ("--gpu-layers", "--n-gpu-layers"):
+        unit = rag("watch", "--print-service", "systemd", flag, "0", notes, text=True)
+        assert unit.returncode == 0, unit.stderr
+        exec_start = next(line for line in unit.stdout.splitlines() if line.startswith("ExecStart="))
+        assert exec_start.split()[-3:] == ["--gpu-layers", "0", str(notes)], exec_start
+    bad = rag("watch", "--print-service", "systemd", "--gpu-layers", "many", notes, text=True)
+    assert bad.returncode == 2 and "--gpu-layers" in bad.stderr  # a usage error, as for any bad value

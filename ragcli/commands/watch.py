@@ -19,6 +19,7 @@ import typer
 
 from ..app import app
 from ..config import load_config
+from .options import GPU
 
 
 @app.command("watch")
@@ -37,6 +38,7 @@ def watch_cmd(
     no_serve: bool = typer.Option(False, "--no-serve", help="Do not answer search/ask/status on the "
                                   "socket (they then always work in their own process)."),
     timeout: float = typer.Option(60.0, "--timeout", help="Seconds --stop waits for the watcher to end."),
+    gpu_layers: Optional[int] = GPU,
     log_file: Optional[Path] = typer.Option(None, "--log-file", help="Also append the log to this file."),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Log every event and file."),
     as_json: bool = typer.Option(False, "--json", help="With --detach, --stop or --status: print JSON."),
@@ -49,7 +51,9 @@ def watch_cmd(
     """Watch notes folders, keep the index in sync, and answer search/ask warm while running."""
     from ..errors import UsageError
 
-    config = load_config({"debounce": debounce, "reconcile_interval": reconcile_interval})
+    config = load_config({"debounce": debounce, "reconcile_interval": reconcile_interval,
+                          "n_gpu_layers": gpu_layers})
+    extra = _extra_args(debounce, reconcile_interval, polling, gpu_layers)  # for a process run anew
     actions = [name for name, on in (("--detach", detach), ("--stop", stop), ("--status", status),
                                      ("--print-service", print_service)) if on]
     if len(actions) > 1:
@@ -57,7 +61,7 @@ def watch_cmd(
     if (stop or status) and paths:
         raise UsageError(f"{actions[0]} takes no folder", hint=f"Run: rag watch {actions[0]}")
     if print_service:
-        _print_service(config, paths, print_service, debounce, reconcile_interval, polling)
+        _print_service(config, paths, print_service, extra)
         return
     if stop or status:
         _stop(config, timeout, as_json) if stop else _status(config, as_json)
@@ -66,7 +70,7 @@ def watch_cmd(
         raise UsageError("--debounce must be >= 0 and --reconcile-interval > 0")
     _check_folders(paths)
     if detach:
-        _detach(config, paths, debounce, reconcile_interval, polling, no_serve, verbose, as_json)
+        _detach(config, paths, extra, no_serve, verbose, as_json)
         return
     from ..watch import WatchOptions, watch
     from ..watch.background import setup_logging
@@ -87,23 +91,24 @@ def _check_folders(paths) -> None:
             raise UsageError(f"{p}: no such folder", hint=f"To {p} the background watcher: rag watch {flag}")
 
 
-def _extra_args(debounce, reconcile_interval, polling) -> list[str]:
+def _extra_args(debounce, reconcile_interval, polling, gpu_layers) -> list[str]:
     extra = []
     if debounce is not None:
         extra += ["--debounce", f"{debounce:g}"]
     if reconcile_interval is not None:
         extra += ["--reconcile-interval", f"{reconcile_interval:g}"]
+    if gpu_layers is not None:
+        extra += ["--gpu-layers", str(gpu_layers)]
     if polling:
         extra.append("--polling")
     return extra
 
 
-def _detach(config, paths, debounce, reconcile_interval, polling, no_serve, verbose, as_json) -> None:
+def _detach(config, paths, extra: list[str], no_serve, verbose, as_json) -> None:
     from .. import render
     from ..watch.background import start_detached
 
-    args = _extra_args(debounce, reconcile_interval, polling)
-    args += ["--no-serve"] if no_serve else []
+    args = extra + (["--no-serve"] if no_serve else [])
     args += ["--verbose"] if verbose else []
     info = start_detached(config, [p.expanduser() for p in paths or []], args)
     if as_json:
@@ -152,12 +157,12 @@ def _status(config, as_json: bool) -> None:
     o.print(f"Log:      {info.get('log') or 'stderr (foreground)'}")
 
 
-def _print_service(config, paths, kind, debounce, reconcile_interval, polling) -> None:
+def _print_service(config, paths, kind, extra: list[str]) -> None:
     from ..render import out
     from ..watch import service_file
 
     roots = [Path(os.path.abspath(p.expanduser())) for p in paths] if paths else _remembered_roots(config)
-    out().file.write(service_file(kind, roots, _extra_args(debounce, reconcile_interval, polling)))
+    out().file.write(service_file(kind, roots, extra))
 
 
 def _remembered_roots(config) -> list[Path]:

@@ -40,10 +40,6 @@ from .session import Session
 
 FLUSH_CHUNKS = 128  # chunks embedded and written per transaction
 FLUSH_FILES = 64
-# chunks: from this size a one-shot run opens the vector store in a child before the walk, on
-# the chance that it writes (opening and loading 168k chunks take ~1 s, the walk 0.45 s);
-# below it, loading is short and the child starts at the first file whose stat moved
-OPEN_EARLY_FROM = 20_000
 
 
 @dataclass
@@ -99,7 +95,6 @@ class Indexer:
         self.progress = progress
         self.session = Session(config, progress, cancel)
         self.idx = self.session.open_writer(role=role, wait=wait)
-        self.one_shot = role == "index"  # a run that ends when the sync does (not the watcher)
         self._fingerprint_checked = False
 
     def close(self) -> None:
@@ -157,16 +152,10 @@ class Indexer:
 
         exclude = [self.config.data_dir, self.config.index_dir]
         known = self.idx.files()
-        if self.one_shot and self.idx.counts()[1] >= OPEN_EARLY_FROM:
-            self.idx.open_vectors_ahead(in_child=True)  # its load outlasts the walk: start now
         found: dict[str, Found] = {}
         for item in _discover(roots, exclude, scope):
             if isinstance(item, Found):
                 found[str(item.path)] = item
-                if self.one_shot and _stat_moved(known.get(str(item.path)), item):
-                    # Chroma loads in a child process from the first sign of a write, on the
-                    # other core, while the walk goes on and the notes are parsed and embedded.
-                    self.idx.open_vectors_ahead(in_child=True)
             else:
                 report.files_failed.append(FileFailure(str(item.path), item.reason))
         report.files_seen = len(found)
@@ -189,7 +178,9 @@ class Indexer:
             from ..ingest import NoteResolver
 
             resolver = NoteResolver.from_paths(set(found) | self.idx.paths(), roots)
-            self.idx.open_vectors_ahead(in_child=self.one_shot)
+            # Chroma loads on a thread while the notes are parsed and embedded (both let go of
+            # the GIL); started any earlier, its import would starve this thread's Python.
+            self.idx.open_vectors_ahead()
             docs = self._parse_all([found[p] for p in order], resolver, roots, report)
             self.add_documents(docs, report, total=len(todo), sizes=sizes)
         self.idx.prune()
@@ -344,11 +335,6 @@ def remembered_roots(config: Config) -> list[str]:
         return idx.roots()
     finally:
         idx.close()
-
-
-def _stat_moved(record, found) -> bool:
-    """A file new to the index, or whose size or mtime moved: it is likely to be written."""
-    return record is None or (record.size, record.mtime_ns) != (found.size, found.mtime_ns)
 
 
 def _found(path: str, roots: list[Path]):

@@ -1,7 +1,9 @@
 """The index store: a closed room. Everything goes through ``Index``; ``sqlite3`` and
 ``chromadb`` are imported nowhere outside this package, and only the store commits.
 
-- ``index``: ``Index`` (open, plan, apply, search, repair) and the write protocol;
+- ``index``: ``Index`` (open, plan, apply) and the write protocol; its parts: ``searching``
+  (keyword and vector reads), ``repair`` (recovery, rebuilds) and ``live`` (when the vector
+  store opens, reopens and is let go);
 - ``manifest``: the SQLite truth (files, chunks, FTS5 keywords, vector cache);
 - ``vectors``: Chroma, on disk or on a server; ``sync``: Chroma put in step from the cache;
 - ``recovery``: crash leftovers, the child-process probe, the atomic folder swap;

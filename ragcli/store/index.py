@@ -23,8 +23,8 @@ manifest has chunks (a server that lost its data, an index moved onto a server).
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -35,9 +35,9 @@ from .fingerprint import Fingerprint, check_model, mismatch_error
 from .lock import WriteLock
 from .manifest import FileRecord, Manifest, StoredChunk
 from .notes import CENTROIDS_META, fill_missing_centroids
-from .paths import CHROMA_NAME, LOCK_NAME, MANIFEST_NAME
-from .recovery import forget_chroma_clients
-from .remote import META_KEY, catch_up, new_collection_name, remote_collection
+from .paths import LOCK_NAME, MANIFEST_NAME
+from .live import BorrowedVectors, ReaderVectors, Vectors, WriterVectors
+from .remote import META_KEY, new_collection_name
 from .repair import Repairs
 from .searching import Searching
 
@@ -66,35 +66,59 @@ def index_exists(config: Config) -> bool:
     return (config.index_dir / MANIFEST_NAME).is_file()
 
 
-class Index(Searching, Repairs):
-    """Open with ``Index.open_reader`` or ``Index.open_writer`` (which takes the write lock)."""
+def _part(part: str, name: str) -> property:
+    """``Index.<name>``: the method ``name`` of the index's part ``part``."""
+    return property(lambda self: getattr(getattr(self, part), name),
+                    doc=f"``{part}.{name}``, the index's public method.")
+
+
+class Index:
+    """Open with ``Index.open_reader`` or ``Index.open_writer`` (which takes the write lock).
+
+    Its parts: ``vectors`` (the Chroma store's life, ``live``), ``reads`` (keyword and vector
+    search, ``searching``) and ``repairs`` (``repair``); the write protocol is its own."""
 
     def __init__(self, config: Config, manifest: Manifest, lock: WriteLock | None = None,
-                 beside: "Index | None" = None):
+                 vectors: Vectors | None = None):
         self.config = config
         self.dir = config.index_dir
         self._m = manifest
         self.lock = lock
-        self._beside = beside  # the writer in this same process (see ``open_reader``)
-        self._vectors = None
-        self._vectors_generation = -1
-        self._ahead = None  # a vectors.OpenAhead: the local store being opened on a thread
-        self._idf: dict[str, float] = {}  # FTS5 term -> idf, for the index as of _idf_version
-        self._idf_version: tuple[int, int] | None = None
-        self._caught_up = False  # a writer on a Chroma server compared its collection once
+        self.vectors = vectors or (WriterVectors(config, manifest) if lock else ReaderVectors(config, manifest))
+        self.reads = Searching(manifest, self.vectors)
+        self.repairs = Repairs(config, manifest, self.vectors)
         self.in_write = False  # true while a write is between marking and committing
+
+    # The reads are the index's public surface (retrieval calls them on the index).
+    keyword_search = _part("reads", "keyword_search")
+    keyword_scores = _part("reads", "keyword_scores")
+    keyword_idf = _part("reads", "keyword_idf")
+    keyword_df = _part("reads", "keyword_df")
+    rowid_end = _part("reads", "rowid_end")
+    respell = _part("reads", "respell")
+    vector_search = _part("reads", "vector_search")
+    cosines = _part("reads", "cosines")
+    note_centroids = _part("reads", "note_centroids")
+    chunks = _part("reads", "chunks")
+    filter_paths = _part("reads", "filter_paths")
+    rebuild_keywords = _part("repairs", "rebuild_keywords")
+    drop_orphan_chunks = _part("repairs", "drop_orphan_chunks")
+    fill_centroids = _part("repairs", "fill_centroids")
+    collection = _part("vectors", "collection")
 
     # -- opening ----------------------------------------------------------------------------
     @classmethod
     def open_reader(cls, config: Config, beside: "Index | None" = None) -> "Index":
-        """A reader; ``beside``: the writer of this same process (the watcher serving searches).
-        Chroma's one system per folder and process sees its writes: shared, never reopened."""
+        """A reader; ``beside``: the writer of this same process (the watcher serving searches),
+        whose vector store it uses (``live.BorrowedVectors``)."""
         if not index_exists(config):
             raise NoIndexError(f"no index at {config.index_dir}")
         try:
-            return cls(config, Manifest(config.index_dir / MANIFEST_NAME), beside=beside)
+            manifest = Manifest(config.index_dir / MANIFEST_NAME)
         except Exception as exc:  # noqa: BLE001 - a damaged manifest fails in many ways, all "cannot open"
             raise StoreError(f"{config.index_dir / MANIFEST_NAME}: cannot open the index: {exc}") from None
+        return cls(config, manifest,
+                   vectors=None if beside is None else BorrowedVectors(config, manifest, beside.vectors))
 
     @classmethod
     def open_writer(cls, config: Config, role: str = "index", wait: float = 0.0) -> "Index":
@@ -105,24 +129,23 @@ class Index(Searching, Repairs):
             index = cls(config, Manifest(config.index_dir / MANIFEST_NAME), lock)
             if not index._m.get_meta(META_KEY):  # name this index's collection on a Chroma server
                 index._m.set_meta(META_KEY, new_collection_name(index.counts()[1] > 0, config))
-            if index._m.get_meta(CENTROIDS_META) != "1" and index._dim():
-                fill_missing_centroids(index._m.db, index._dim())  # an index from before centroids
+            if index._m.get_meta(CENTROIDS_META) != "1" and index._m.dim():
+                fill_missing_centroids(index._m.db, index._m.dim())  # an index from before centroids
             index.recover()
             if config.chroma_url:
-                index.vectors  # noqa: B018 - opening a server's collection catches it up
+                index.vectors.store()  # opening a server's collection catches it up
             return index
         except BaseException:
             lock.release()
             raise
 
+    def twin(self) -> "Index":
+        """Another reader on this manifest with its own SQLite connection, so that a thread
+        can search keywords while this one embeds the query and searches vectors."""
+        return type(self).open_reader(self.config)
+
     def close(self) -> None:
-        if self._ahead is not None:  # never exit with Chroma half-loaded on a thread
-            try:
-                self._ahead.result()
-            except Exception:  # noqa: BLE001 - nobody wanted the store; its error does not matter
-                pass
-            self._ahead = None
-        self.drop_vectors()
+        self.vectors.close()
         self._m.close()
         if self.lock:
             self.lock.release()
@@ -165,9 +188,6 @@ class Index(Searching, Repairs):
     def check_model(self, model_id: str, dim: int, settings: dict | None = None) -> None:
         """A reader's check that its embedder is the one the index was built with."""
         check_model(self.fingerprint(), model_id, dim, settings)
-
-    def _dim(self) -> int:
-        return int((self.fingerprint() or {}).get("dim", 0))
 
     # -- what is there ----------------------------------------------------------------------
     def files(self, root: str | None = None) -> dict[str, FileRecord]:
@@ -244,7 +264,7 @@ class Index(Searching, Repairs):
 
     # -- writing ----------------------------------------------------------------------------
     def cached_vectors(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
-        return self._m.cached_vectors(keys, self._dim())
+        return self._m.cached_vectors(keys, self._m.dim())
 
     def cache_vectors(self, items: Iterable[tuple[str, np.ndarray]]) -> None:
         """Step 1 of the write protocol on its own: vectors kept even if the run dies next."""
@@ -266,23 +286,20 @@ class Index(Searching, Repairs):
         # A chunk whose id survives but whose embedded text changed (a new title) is re-sent.
         to_add = [s for u in updates for s in u.chunks if old_keys.get(s.chunk.id) != s.vec_key]
         to_delete = sorted(old_keys.keys() - new_ids)
-        self.in_write = True
-        try:
+        with self._writing():
             m.set_meta("vectors_dirty", "1", commit=False)
             m.db.commit()
             if to_add:
                 vecs = self._vectors_for([s.vec_key for s in to_add], new_vectors)
-                self.vectors.upsert([s.chunk.id for s in to_add], vecs, [s.chunk.path for s in to_add])
+                self.vectors.store().upsert([s.chunk.id for s in to_add], vecs, [s.chunk.path for s in to_add])
             if to_delete:
-                self.vectors.delete(to_delete)
+                self.vectors.store().delete(to_delete)
             for u in updates:
                 m.replace_file(u.record, u.chunks, u.centroid)
             for path in removals:
                 m.remove_file(path)
             m.set_meta("vectors_dirty", "0", commit=False)
             m.commit_write()
-        finally:
-            self.in_write = False
         return len(to_add), len(to_delete)
 
     def remove(self, paths: Sequence[str]) -> int:
@@ -298,78 +315,36 @@ class Index(Searching, Repairs):
     def wipe(self) -> None:
         """Forget every file and chunk (for --rebuild); the vector cache stays."""
         self._m.set_meta("vectors_dirty", "1")
-        self.vectors.reset()
+        self.vectors.store().reset()
         self._m.clear()
         self._m.set_meta("vectors_dirty", "0")
 
     def _vectors_for(self, keys: Sequence[str], fresh: dict[str, np.ndarray]) -> np.ndarray:
         missing = [k for k in keys if k not in fresh]
-        cached = self._m.cached_vectors(missing, self._dim()) if missing else {}
+        cached = self._m.cached_vectors(missing, self._m.dim()) if missing else {}
         return np.stack([fresh[k] if k in fresh else cached[k] for k in keys])
 
-    # -- the vector side --------------------------------------------------------------------
-    @property
-    def vectors(self):
-        """The Chroma store, opened on first use (and reopened when another process wrote: an
-        on-disk Chroma client can miss another process's writes; a server never does)."""
-        if self._beside is not None:  # the writer's store (an attribute read: its SQLite untouched)
-            live = self._beside._vectors
-            if live is None and self._vectors is None:
-                self._vectors = self._open_vectors()  # no forgetting: that would close the writer's
-            return live if live is not None else self._vectors
-        generation = self._m.generation()
-        remote = bool(self.config.chroma_url)
-        if self._vectors is None and self._ahead is not None:
-            self._vectors, self._ahead = self._ahead.result(), None
-            self._vectors_generation = generation
-        elif self._vectors is None or (not remote and self.lock is None and generation != self._vectors_generation):
-            self._vectors = self._open_vectors(fresh=self._vectors is not None)
-            self._vectors_generation = generation
-            if remote and not self._caught_up:
-                from .sync import sync_into
+    # -- the vector side and its repairs -----------------------------------------------------
+    def open_vectors_ahead(self) -> None:
+        """A writer that knows it will write starts opening the local store on a thread."""
+        self.vectors.open_ahead()
 
-                self._caught_up = True
-                fill = (lambda store: sync_into(self._m, self._dim(), store)) if self.lock else None
-                catch_up(self._vectors, self._m.counts()[1], self.config.chroma_url, fill)
-        return self._vectors
+    def recover(self) -> None:
+        """Bring Chroma back in step with the manifest after a run that was killed mid-write."""
+        with self._writing():
+            self.repairs.recover()
 
-    def open_vectors_ahead(self, in_child: bool = False) -> None:
-        """Start opening the local vector store while this writer goes on: a writer calls this
-        once it knows it will write, and parses and embeds meanwhile. ``in_child``: in a child
-        process (``vector_child``: a writer that exits soon; the loading cannot stall it), else
-        on a thread (``vectors.OpenAhead``: a long-lived writer keeps the store in process)."""
-        if self._vectors is not None or self._ahead is not None or self.config.chroma_url:
-            return
-        # Chroma keeps one system per folder and process: where this process has imported it, a
-        # reader here may hold one, which would not see a child's writes. Then the thread.
-        if in_child and "chromadb" not in sys.modules:
-            from .vector_child import ChildStore
+    def rebuild_vectors(self) -> list[str]:
+        """``repair.Repairs.rebuild_vectors``: Chroma built afresh from the vector cache."""
+        with self._writing():
+            return self.repairs.rebuild_vectors()
 
-            try:
-                self._vectors = ChildStore(self.dir / CHROMA_NAME, self.lock.fd if self.lock else None)
-                self._vectors_generation = self._m.generation()
-                return
-            except OSError:  # no child to be had (an interpreter this user may not start): a thread
-                pass
-        from .vectors import OpenAhead
-
-        self._ahead = OpenAhead(self.dir / CHROMA_NAME)
-
-    def drop_vectors(self) -> None:
-        """Let go of the vector store (a child process holding it leaves before this returns)."""
-        store, self._vectors = self._vectors, None
-        if store is not None:
-            store.close()
-
-    def _open_vectors(self, fresh: bool = False):
-        from .vectors import ChromaStore
-
-        if self.config.chroma_url:
-            return ChromaStore.remote(self.config.chroma_url, name=self.collection())
-        if fresh:
-            forget_chroma_clients()
-        return ChromaStore.persistent(self.dir / CHROMA_NAME)
-
-    def collection(self) -> str:
-        """This index's collection on the Chroma server (``store.remote``)."""
-        return remote_collection(self.config, self._m.get_meta)
+    @contextmanager
+    def _writing(self):
+        """``in_write`` while a write is between marking and committing: a watcher that is told
+        to stop then waits for it."""
+        self.in_write = True
+        try:
+            yield
+        finally:
+            self.in_write = False

@@ -171,6 +171,10 @@ class Manifest:
     def set_json(self, key: str, value, commit: bool = True) -> None:
         self.set_meta(key, json.dumps(value), commit=commit)
 
+    def dim(self) -> int:
+        """The dimension of the index's vectors, from its fingerprint (0 before the first write)."""
+        return int((self.get_json("fingerprint") or {}).get("dim", 0))
+
     def generation(self) -> int:
         """A counter bumped on every committed write, so long-lived readers can notice."""
         return int(self.get_meta("generation", "0") or 0)

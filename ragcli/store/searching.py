@@ -1,8 +1,8 @@
 """The read side of an index that retrieval uses: keyword and vector search, exact cosines,
 note centroids, chunk lookups and filters.
 
-A mixin of ``Index`` (it uses the index's manifest and vector store): the write protocol
-lives in ``index``, and nothing here writes.
+A part of ``Index``, given the index's manifest and its vector store (``live``): the write
+protocol lives in ``index``, and nothing here writes.
 """
 
 from __future__ import annotations
@@ -13,10 +13,18 @@ import numpy as np
 
 from ..types import Chunk
 from . import keywords
+from .live import Vectors
+from .manifest import Manifest
 from .notes import note_centroids
 
 
 class Searching:
+    def __init__(self, manifest: Manifest, vectors: Vectors):
+        self._m = manifest
+        self._vectors = vectors
+        self._idf: dict[str, float] = {}  # FTS5 term -> idf, for the index as of _idf_version
+        self._idf_version: tuple[int, int] | None = None
+
     def keyword_search(self, match: str, limit: int, paths: Sequence[str] | None = None,
                        rowids: tuple[int, int] | None = None) -> list[tuple[str, float]]:
         """The top ``limit`` (chunk id, bm25 with higher = better) for an FTS5 MATCH expression
@@ -47,11 +55,6 @@ class Searching:
         """How many chunks hold each term (a quoted FTS5 string)."""
         return keywords.keyword_df(self._m.db, terms)
 
-    def twin(self) -> "Searching":
-        """Another reader on this manifest with its own SQLite connection, so that a thread
-        can search keywords while this one embeds the query and searches vectors."""
-        return type(self).open_reader(self.config)
-
     def respell(self, words: Sequence[str]) -> dict[str, str]:
         """Query words in no chunk -> the nearest indexed term (a stem), for spelling slips."""
         return keywords.respell(self._m.db, words)
@@ -59,21 +62,21 @@ class Searching:
     def vector_search(self, vector: np.ndarray, k: int,
                       paths: Sequence[str] | None = None) -> list[tuple[str, float]]:
         """(chunk id, cosine) of the k nearest chunks, optionally within ``paths``."""
-        return self.vectors.query(vector, k, paths)
+        return self._vectors.store().query(vector, k, paths)
 
     def cosines(self, vector: np.ndarray, ids: Sequence[str]) -> dict[str, float]:
         """Exact cosine of ``vector`` with chunks, from the manifest's vector cache."""
         if not ids:
             return {}
         keys = {cid: key for cid, _path, key in self._m.stored_chunks(list(ids))}
-        dim = self._dim() or int(vector.shape[0])
+        dim = self._m.dim() or int(vector.shape[0])
         vectors = self._m.cached_vectors(list(set(keys.values())), dim)
         q = np.asarray(vector, dtype=np.float32)
         return {cid: float(vectors[key] @ q) for cid, key in keys.items() if key in vectors}
 
     def note_centroids(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """chunk id -> the centroid of its note's chunk vectors, where known."""
-        return note_centroids(self._m.db, ids, self._dim())
+        return note_centroids(self._m.db, ids, self._m.dim())
 
     def chunks(self, ids: Sequence[str]) -> dict[str, Chunk]:
         return self._m.chunks_by_ids(ids)

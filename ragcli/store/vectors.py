@@ -35,9 +35,7 @@ class VectorStore(Protocol):
 
     def count(self) -> int: ...
     def reset(self) -> None: ...
-    def close(self) -> None:
-        """Let go of the store (a child process holding it leaves before this returns)."""
-        ...
+    def close(self) -> None: ...
 
 
 def _quiet_chroma() -> None:
@@ -145,13 +143,17 @@ class ChromaStore:
 
     def pages(self, size: int = 2000):
         """Every (ids, metadatas, embeddings) page of the collection, in order."""
-        return paged(self.page_at, size)
-
-    def page_at(self, offset: int, size: int) -> tuple[list, list, object]:
-        with self._guard():
-            page = self.col.get(include=["metadatas", "embeddings"], limit=size, offset=offset)
-        ids = page["ids"]
-        return ids, page["metadatas"] or [None] * len(ids), page["embeddings"]
+        offset = 0
+        while True:
+            with self._guard():
+                page = self.col.get(include=["metadatas", "embeddings"], limit=size, offset=offset)
+            ids = page["ids"]
+            if not ids:
+                return
+            offset += len(ids)
+            yield ids, page["metadatas"] or [None] * len(ids), page["embeddings"]
+            if len(ids) < size:
+                return
 
     def count(self) -> int:
         with self._guard():
@@ -171,25 +173,11 @@ class ChromaStore:
             self._open()
 
 
-def paged(page_at, size: int):
-    """Every page ``page_at(offset, size)`` gives, from the first until one comes short."""
-    offset = 0
-    while True:
-        ids, metadatas, embeddings = page_at(offset, size)
-        if not ids:
-            return
-        offset += len(ids)
-        yield ids, metadatas, embeddings
-        if len(ids) < size:
-            return
-
-
 class OpenAhead:
     """A local ``ChromaStore`` being opened on a thread, its collection loaded, for a long-lived
     writer (the watcher) that knows it will write. Both steps hold the GIL (the import is pure
     Python; the collection's load, ~0.5 s at 168k chunks, runs in Rust without letting go), so
-    this only overlaps them with what lets go of it (embedding, file reads); a one-shot writer
-    opens the store in a child process instead (``vector_child``)."""
+    this only overlaps them with what lets go of it (embedding, file reads)."""
 
     def __init__(self, path: Path):
         self._store: ChromaStore | None = None
