@@ -30,10 +30,10 @@ _DIGIT = re.compile(r"\d")
 
 __all__ = ["Unit", "split_units", "select_quotes", "unit_context", "word_scores"]
 
-MAX_UNITS = 48  # units embedded per question (the best by words, then by chunk rank)
-MAX_QUOTES = 4
+MAX_UNITS = 24  # units embedded per question (the best by words, then by chunk rank)
+MAX_QUOTES = 3
 MAX_PER_CHUNK = 2
-RELATIVE_FLOOR = 0.72  # a quote scores at least this share of the best quote's score
+RELATIVE_FLOOR = 0.8  # a quote scores at least this share of the best quote's score
 W_MEANING, W_WORDS, W_PLACE = 0.6, 0.35, 0.05
 # A question (or part) that asks for a figure or a time is answered by a unit that holds one:
 # "how long should the shot take" by "in 25 to 30 seconds", not by "takes about three shots".

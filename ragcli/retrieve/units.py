@@ -22,7 +22,7 @@ from ..words import split_sentences
 
 MIN_UNIT_CHARS = 12
 MAX_UNIT_CHARS = 600
-MAX_PASSAGE_CHARS = 360  # a paragraph up to this long is quoted whole around its best sentence
+MAX_PASSAGE_CHARS = 240  # a paragraph up to this long is quoted whole around its best sentence
 MAX_BLOCK_LINES = 14  # a lead-in takes at most this many lines of the block after it along
 MAX_BLOCK_CHARS = 900
 WHOLE_CODE_LINES = 12  # a code block up to this long is one unit; a longer one, runs of 3 lines
