@@ -84,6 +84,20 @@ def test_a_lead_in_sentence_takes_the_code_block_it_introduces():
     assert callout.line_start == 9 and callout.line_end == 10
 
 
+def test_numbered_steps_are_one_quotable_procedure():
+    """A numbered list is a procedure: quotable whole, besides step by step; one led in by a
+    sentence is that sentence's block, not a second copy."""
+    body = ("## Method\n\n1. Mix flour and water.\n2. Add starter and salt.\n3. Bake at 250 °C.\n\n"
+            "Steps I follow:\n1. Rinse the filter.\n2. Bloom for 45 seconds.\n")
+    hit = Hit(Chunk("c", "/n.md", "N", "Method", body, 10, 19), 1.0, 1)
+    units = split_units(hit)
+    blocks = [u for u in units if u.kind == "block"]
+    assert [b.text for b in blocks] == ["Steps I follow:\n1. Rinse the filter.\n2. Bloom for 45 seconds.",
+                                        "\n1. Mix flour and water.\n2. Add starter and salt.\n3. Bake at 250 °C."]
+    assert (blocks[1].line_start, blocks[1].line_end) == (12, 14)
+    assert any(u.kind == "item" and u.text == "Add starter and salt." for u in units)  # each step too
+
+
 def test_quotes_are_exact_and_shown_before_generation(example_vault_env, monkeypatch, capsys):
     """--quotes loads no generator and every quote's text is in the file at its lines."""
     _use(monkeypatch, example_vault_env)

@@ -69,6 +69,7 @@ class _Block:
     start: int  # 0-based lines within the chunk text, end exclusive
     end: int
     units: list[Unit]
+    ordered: bool = False  # a numbered list: steps, read as a whole
 
 
 def split_units(hit: Hit) -> list[Unit]:
@@ -81,6 +82,7 @@ def split_units(hit: Hit) -> list[Unit]:
 
     blocks = _read_blocks(chunk.text, lines, hit, line_no)
     units: list[Unit] = []
+    led: set[int] = set()  # blocks quoted with their lead-in
     for i, block in enumerate(blocks):
         units += block.units
         nxt = blocks[i + 1] if i + 1 < len(blocks) else None
@@ -89,6 +91,12 @@ def split_units(hit: Hit) -> list[Unit]:
                 and nxt.start <= block.end + 1 and _LEAD_IN.search(lead.text):
             joined = _lead_in_unit(lead, nxt, lines, hit, line_no)
             units[units.index(lead)] = joined
+            led.add(i + 1)
+    # Numbered steps are one procedure: quotable whole (within the block bounds) besides step by step.
+    for i, block in enumerate(blocks):
+        if block.ordered and i not in led and len(block.units) > 1:
+            steps = _lead_in_unit(Unit("", "block", 0, 0, hit), block, lines, hit, line_no)
+            units.append(Unit(steps.text, "block", line_no(block.start), steps.line_end, hit))
     return [u for u in units if (len(u.text) >= MIN_UNIT_CHARS or u.kind in ("row", "code"))
             and not INSTRUCTION.search(u.text)]
 
@@ -104,7 +112,7 @@ def _read_blocks(text: str, lines: list[str], hit: Hit, line_no) -> list[_Block]
         kind = tok.type
         if kind in ("bullet_list_open", "ordered_list_open"):
             if lists == 0:
-                blocks.append(_Block("list", tok.map[0], tok.map[1], []))
+                blocks.append(_Block("list", tok.map[0], tok.map[1], [], kind == "ordered_list_open"))
             lists += 1
         elif kind in ("bullet_list_close", "ordered_list_close"):
             lists -= 1
