@@ -74,10 +74,13 @@ def split_sentences(text: str, with_offsets: bool = False) -> list:
 
 # A question that asks for a quantity or a time: a sentence lifting that figure out of a quote
 # says something the reader would otherwise have to find, and a passage without one is not it.
+# "When" asks a time where it opens a question or a clause ("When do I feed it", "..., and when"),
+# not in "leave out a word when searching".
+_ASKS_WHEN = r"(?:^|[,;]\s*|\b(?:and|or|but)\s+)when\b"
 _ASKS_FIGURE = re.compile(
     r"\b(?:how (?:many|much|long|often|far|big|old|large|small|fast|high|low|hot|cold)|"
     r"what (?:time|temperature|size|year|date|percentage|ratio|amount|number|speed|pressure|weight|"
-    r"length|height|depth|distance|cost|price|rate|dose|volume|version|port)|when)\b", re.I)
+    r"length|height|depth|distance|cost|price|rate|dose|volume|version|port))\b|" + _ASKS_WHEN, re.I)
 
 
 def asks_figure(question: str) -> bool:
@@ -101,7 +104,7 @@ _ANSWER_TYPES = ((re.compile(r"\bhow much\b(?:\W+\w+){0,6}?\W+(?:cost|costs|pay|
                              r"\bwhat(?:'s| is| does)?(?:\W+\w+){0,3}?\W+(?:cost|price)\b", re.I), _PRICE),
                  (re.compile(r"\bhow long\b|\bhow many (?:minutes|seconds|hours|days|weeks)\b", re.I), _DURATION),
                  (re.compile(r"\btemperature\b|\bhow (?:hot|cold|warm)\b", re.I), _TEMPERATURE),
-                 (re.compile(r"\bwhen\b|\bwhat (?:time|date|year|day)\b", re.I), _WHEN))
+                 (re.compile(_ASKS_WHEN + r"|\bwhat (?:time|date|year|day)\b", re.I), _WHEN))
 
 
 def answer_type(question: str) -> re.Pattern[str] | None:
