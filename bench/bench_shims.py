@@ -6,11 +6,11 @@ and without, runs interleaved so that a loaded machine weighs on both alike (iss
 Uses a fresh RAG_HOME with examples/vault indexed and a detached watcher. "Without" needs
 no change to the code:
 - fast path (``ragcli.fast``): ``-k5`` is a form it leaves to the Typer app;
-- the ``os._exit`` teardown skip: ``main(argv)`` given its arguments returns instead;
-- ``sys.setswitchinterval`` in ``vectors.OpenAhead``: a one-shot `rag index` of one edited note
-  with ``SWITCH_WHILE_IMPORTING`` set to the interpreter's own interval (so nothing changes).
+- the ``os._exit`` teardown skip: ``main(argv)`` given its arguments returns instead.
 Gone since, as they did not pay their way (issue 22): ``render.PlainConsole`` (0.07 s through
-the watcher) and the vector store in a child process (it cost 0.58 s on one edited note).
+the watcher), the vector store in a child process (it cost 0.58 s on one edited note), and
+``sys.setswitchinterval`` while ``OpenAhead`` imported chromadb (`rag index` of one edited
+note: +0.46, -0.17, -0.16 s in three runs of 5, 7 and 9 pairs: noise, on a loaded machine).
 Prints medians in seconds, and the load average while it ran.
 """
 
@@ -29,14 +29,10 @@ ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
 RAG = [PY, "-m", "ragcli.cli"]
 NO_EXIT_SKIP = [PY, "-c", "import sys; from ragcli.cli import main; sys.exit(main(sys.argv[1:]))"]
-NO_SWITCH = [PY, "-c", "import sys; import ragcli.store.vectors as v; "
-             "v.SWITCH_WHILE_IMPORTING = sys.getswitchinterval(); from ragcli.cli import main; main()"]
 ONLY: list[str] = []
 
 
-def timed(cmd: list[str], env: dict, before=None) -> float:
-    if before is not None:
-        before()
+def timed(cmd: list[str], env: dict) -> float:
     started = time.perf_counter()
     proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     elapsed = time.perf_counter() - started
@@ -70,13 +66,6 @@ def main() -> None:
     subprocess.run(RAG + ["index", str(vault)], env=env, check=True, capture_output=True)
     warm = {**env, "RAG_DAEMON": "require"}
     cold = {**env, "RAG_DAEMON": "off"}
-    note = next(vault.rglob("*.md"))
-    original = note.read_text()
-    edits = iter(range(10**6))
-
-    def edit() -> None:
-        note.write_text(original + f"\nAn edit, number {next(edits)}.\n")
-
     print("| command | with (s) | without (s) | without - with | load |")
     print("|---|---|---|---|---|")
     subprocess.run(RAG + ["watch", "--detach", str(vault)], env=env, check=True, capture_output=True)
@@ -95,8 +84,6 @@ def main() -> None:
             (NO_EXIT_SKIP + ["search", "espresso"], cold), runs)
     compare("os._exit: rag ask --quotes, in process", (RAG + ["ask", "--quotes", "espresso ratio?"], cold),
             (NO_EXIT_SKIP + ["ask", "--quotes", "espresso ratio?"], cold), runs)
-    compare("setswitchinterval: rag index, one note edited", (RAG + ["index"], cold, edit),
-            (NO_SWITCH + ["index"], cold, edit), runs)
 
 
 if __name__ == "__main__":
