@@ -1,7 +1,7 @@
 """The CLI's fast path (``ragcli.fast``) and usage errors.
 
 The fast path reads `rag search` / `rag ask` arguments itself so that, through a running
-watcher, no Typer, rich, chromadb, numpy or llama.cpp is imported. What must hold:
+watcher, no Typer, chromadb, numpy or llama.cpp is imported. What must hold:
 - it reads every form it accepts exactly as click does (checked against the Typer commands'
   own parser), and hands everything else to Typer;
 - through a real detached watcher, its output (text, --json, a terminal's stream) and exit
@@ -26,7 +26,7 @@ from test_daemon import detach, index_dir, vault  # noqa: F401 - fixtures: a vau
 from ragcli.cli import full_app, main
 from ragcli.fast import DEFAULTS, FLAG, FLOAT, INT, OPTIONS, POSITIONAL, TEXT, parse
 
-HEAVY = ("typer", "click", "rich", "chromadb", "numpy", "llama_cpp", "ragcli.store", "ragcli.app")
+HEAVY = ("typer", "click", "chromadb", "numpy", "llama_cpp", "ragcli.store", "ragcli.app")
 
 
 def _click_command(name: str):

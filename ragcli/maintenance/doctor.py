@@ -130,17 +130,12 @@ def check_models(config: Config, load: bool = True) -> list[Check]:
             checks.append(Check("models", name, FAIL, str(exc), exc.hint, int(ExitCode.MODEL)))
             continue
         detail = f"{path} ({_size(spec.size)}, {spec.source})"
-        if load and spec.role == "embed":
+        if load:  # it loads (the generator: and generates), and where it runs
             from .placement import embedder_placement
 
             try:
-                detail += "; " + embedder_placement(config, path)
-            except RagError as exc:
-                checks.append(Check("models", name, FAIL, f"{path}: {exc}", exc.hint, int(ExitCode.MODEL)))
-                continue
-        if load and spec.role == "llm":
-            try:
-                detail += "; " + _try_generate(config, path)
+                detail += "; " + (embedder_placement(config, path) if spec.role == "embed"
+                                  else _try_generate(config, path))
             except RagError as exc:
                 checks.append(Check("models", name, FAIL, f"{path}: {exc}", exc.hint, int(ExitCode.MODEL)))
                 continue

@@ -21,11 +21,9 @@ import re
 import sqlite3
 from dataclasses import dataclass
 
-import numpy as np
-
 from ..config import Config
 from ..errors import StoreError
-from .manifest import FTS_ROWS
+from .manifest import FTS_ROWS, cached_vectors
 from .notes import CENTROIDS_META
 from .paths import CHROMA_NAME, MANIFEST_NAME
 from .recovery import forget_chroma_clients, vectors_open_in_child
@@ -274,7 +272,7 @@ def _compare_vectors(store, chunks: dict[str, tuple[str, str]], db: sqlite3.Conn
     stale: dict[str, int] = {}
     for ids, metas, embeddings in store.pages(_PAGE):
         keys = [chunks[cid][1] for cid in ids if cid in chunks]
-        cached = _cached(db, keys, dim)
+        cached = cached_vectors(db, keys, dim)
         compare: list[int] = []
         for i, cid in enumerate(ids):
             seen.add(cid)
@@ -309,15 +307,3 @@ def _compare_vectors(store, chunks: dict[str, tuple[str, str]], db: sqlite3.Conn
         problems.append(Problem(COUNTS, "", f"manifest has {len(chunks)} chunks, the vector store "
                                        f"counts {count} (and lists {len(seen)})"))
     return len(seen)
-
-
-def _cached(db: sqlite3.Connection, keys: list[str], dim: int) -> dict[str, np.ndarray]:
-    result: dict[str, np.ndarray] = {}
-    for start in range(0, len(keys), 500):
-        part = keys[start:start + 500]
-        for key, blob in db.execute(f"SELECT key, vec FROM vectors WHERE key IN ({','.join('?' * len(part))})",
-                                    part):
-            vec = np.frombuffer(blob, dtype=np.float32)
-            if vec.shape[0] == dim:
-                result[key] = vec
-    return result

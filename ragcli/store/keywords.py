@@ -81,14 +81,7 @@ def keyword_idf(db: sqlite3.Connection, terms: Sequence[str]) -> list[float]:
     query's best possible bm25 is about ``(k1 + 1) * sum(idf)`` (k1 = 1.2).
     """
     total = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
-    result = []
-    for term in terms:
-        try:
-            n = db.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (term,)).fetchone()[0]
-        except sqlite3.OperationalError:
-            n = 0
-        result.append(max(math.log((total - n + 0.5) / (n + 0.5)), 1e-6))
-    return result
+    return [max(math.log((total - n + 0.5) / (n + 0.5)), 1e-6) for n in keyword_df(db, terms)]
 
 
 def keyword_df(db: sqlite3.Connection, terms: Sequence[str]) -> list[int]:

@@ -22,17 +22,20 @@ from .remote import catch_up, remote_collection
 class Vectors:
     """The store opened on first use and kept until ``drop``."""
 
-    writes = False  # a reader may not fill a server's collection that lost vectors
-
     def __init__(self, config: Config, manifest: Manifest):
         self.config = config
         self._m = manifest
         self._store = None
         self._caught_up = False  # on a Chroma server: the collection was compared with the manifest
+        self._fill = None  # what fills a server's collection that lost vectors (a reader may not)
 
     def store(self):
         if self._store is None:
             self._store = self._open()
+        return self._store
+
+    def opened(self):
+        """The store if it is open now, else None (this never opens it)."""
         return self._store
 
     def skip_catch_up(self) -> None:
@@ -63,16 +66,15 @@ class Vectors:
         store = ChromaStore.remote(url, name=self.collection())
         if not self._caught_up:
             self._caught_up = True
-            catch_up(store, self._m.counts()[1], url, self._fill if self.writes else None)
+            catch_up(store, self._m.counts()[1], url, self._fill)
         return store
 
 
 class WriterVectors(Vectors):
-    writes = True
-
     def __init__(self, config: Config, manifest: Manifest):
         super().__init__(config, manifest)
         self._ahead = None  # a vectors.OpenAhead: the local store being opened on a thread
+        self._fill = self._fill_from_cache
 
     def open_ahead(self) -> None:
         """Start opening the local store on a thread while the writer goes on: a writer calls
@@ -97,7 +99,7 @@ class WriterVectors(Vectors):
             self._ahead = None
         self.drop()
 
-    def _fill(self, store) -> None:
+    def _fill_from_cache(self, store) -> None:
         from .sync import sync_into
 
         sync_into(self._m, self._m.dim(), store)
@@ -122,6 +124,7 @@ class BorrowedVectors(Vectors):
         self._writer = writer
 
     def store(self):
-        # The writer's store when it has one (an attribute read: its SQLite untouched); else
-        # one of our own, opened without forgetting clients: that would close the writer's.
-        return self._writer._store if self._writer._store is not None else super().store()
+        # The writer's store when it has one (its SQLite untouched); else one of our own,
+        # opened without forgetting clients: that would close the writer's.
+        shared = self._writer.opened()
+        return shared if shared is not None else super().store()

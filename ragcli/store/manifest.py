@@ -181,17 +181,14 @@ class Manifest:
 
     # -- files ------------------------------------------------------------------------------
     def files(self, root: str | None = None) -> dict[str, FileRecord]:
-        sql = "SELECT path, root, size, mtime_ns, hash, title, tags, date, embeds, warnings, indexed_at FROM files"
-        rows = self.db.execute(sql + (" WHERE root = ?" if root else ""), (root,) if root else ())
+        rows = self.db.execute(_FILES + (" WHERE root = ?" if root else ""), (root,) if root else ())
         return {r[0]: _file_record(r) for r in rows}
 
     def paths(self) -> set[str]:
         return {r[0] for r in self.db.execute("SELECT path FROM files")}
 
     def file(self, path: str) -> FileRecord | None:
-        row = self.db.execute(
-            "SELECT path, root, size, mtime_ns, hash, title, tags, date, embeds, warnings, indexed_at"
-            " FROM files WHERE path = ?", (path,)).fetchone()
+        row = self.db.execute(_FILES + " WHERE path = ?", (path,)).fetchone()
         return _file_record(row) if row else None
 
     def touch_file(self, path: str, size: int, mtime_ns: int) -> None:
@@ -245,25 +242,15 @@ class Manifest:
         self.db.commit()
 
     def chunks_by_ids(self, ids: Sequence[str]) -> dict[str, Chunk]:
-        result: dict[str, Chunk] = {}
-        for start in range(0, len(ids), 500):
-            part = list(ids[start:start + 500])
-            marks = ",".join("?" * len(part))
-            for row in self.db.execute(
-                    f"SELECT id, path, title, heading, text, line_start, line_end, page, ordinal"
-                    f" FROM chunks WHERE id IN ({marks})", part):
-                result[row[0]] = _chunk(row)
-        return result
+        sql = "SELECT id, path, title, heading, text, line_start, line_end, page, ordinal FROM chunks WHERE id IN"
+        return {row[0]: _chunk(row) for row in rows_in(self.db, sql, ids)}
 
     def stored_chunks(self, ids: Sequence[str] | None = None) -> Iterator[tuple[str, str, str]]:
         """(chunk id, path, vec_key) for the given ids, or for every chunk."""
         if ids is None:
             yield from self.db.execute("SELECT id, path, vec_key FROM chunks")
             return
-        for start in range(0, len(ids), 500):
-            part = list(ids[start:start + 500])
-            yield from self.db.execute(
-                f"SELECT id, path, vec_key FROM chunks WHERE id IN ({','.join('?' * len(part))})", part)
+        yield from rows_in(self.db, "SELECT id, path, vec_key FROM chunks WHERE id IN", ids)
 
     def stored_chunks_of(self, path: str) -> list[tuple[str, str, str]]:
         return self.db.execute("SELECT id, path, vec_key FROM chunks WHERE path = ?", (path,)).fetchall()
@@ -275,15 +262,7 @@ class Manifest:
 
     # -- vector cache -----------------------------------------------------------------------
     def cached_vectors(self, keys: Sequence[str], dim: int) -> dict[str, np.ndarray]:
-        result: dict[str, np.ndarray] = {}
-        for start in range(0, len(keys), 500):
-            part = list(keys[start:start + 500])
-            for key, blob in self.db.execute(
-                    f"SELECT key, vec FROM vectors WHERE key IN ({','.join('?' * len(part))})", part):
-                vec = np.frombuffer(blob, dtype=np.float32)
-                if vec.shape[0] == dim:
-                    result[key] = vec
-        return result
+        return cached_vectors(self.db, keys, dim)
 
     def cache_vectors(self, items: Iterable[tuple[str, np.ndarray]], unused: bool = False) -> None:
         """``unused``: no chunk uses them yet (cached ahead of their chunks), so the next prune
@@ -334,6 +313,9 @@ class Manifest:
         self.db.commit()
 
 
+_FILES = "SELECT path, root, size, mtime_ns, hash, title, tags, date, embeds, warnings, indexed_at FROM files"
+
+
 def _tags_column(tags: Iterable[str]) -> str:
     tags = [t.lower().lstrip("#") for t in tags if t]
     return ("|" + "|".join(sorted(set(tags))) + "|") if tags else ""
@@ -349,3 +331,22 @@ def _file_record(row) -> FileRecord:
 def _chunk(row) -> Chunk:
     return Chunk(id=row[0], path=row[1], title=row[2], heading=row[3], text=row[4],
                  line_start=row[5], line_end=row[6], page=row[7], ordinal=row[8])
+
+
+def cached_vectors(db: sqlite3.Connection, keys: Sequence[str], dim: int) -> dict[str, np.ndarray]:
+    """key -> cached vector, for the ``keys`` cached with ``dim`` dimensions (``store.check``
+    reads a manifest it does not open as a ``Manifest``)."""
+    result: dict[str, np.ndarray] = {}
+    for key, blob in rows_in(db, "SELECT key, vec FROM vectors WHERE key IN", keys):
+        vec = np.frombuffer(blob, dtype=np.float32)
+        if vec.shape[0] == dim:
+            result[key] = vec
+    return result
+
+
+def rows_in(db: sqlite3.Connection, sql: str, values: Sequence) -> Iterator[tuple]:
+    """The rows of ``sql`` (ending in ``IN``) for ``values``, asked 500 at a time: SQLite
+    limits the variables of one statement."""
+    for start in range(0, len(values), 500):
+        part = list(values[start:start + 500])
+        yield from db.execute(f"{sql} ({','.join('?' * len(part))})", part)

@@ -9,17 +9,12 @@ from .manifest import Manifest
 _PAGE = 2000
 
 
-def same_vector(have, want: np.ndarray) -> bool:
-    have = np.asarray(have, dtype=np.float32)
-    return have.shape == want.shape and bool(np.allclose(have, want, rtol=1e-4, atol=1e-5))
-
-
-def same_vectors(have: list, want: list[np.ndarray]) -> list[bool]:
-    """``same_vector`` for many pairs at once (verify compares every vector: one allclose per
-    vector was 5 s of 50 on 64k chunks)."""
+def same_vectors(have: list, want: list[np.ndarray | None]) -> list[bool]:
+    """Is each stored vector its cached one (to float32 rounding; None is no vector)? Many pairs
+    at once (verify compares every vector: one allclose per vector was 5 s of 50 on 64k chunks)."""
     out = [False] * len(have)
     rows = [np.asarray(h, dtype=np.float32) for h in have]
-    alike = [i for i, (h, w) in enumerate(zip(rows, want)) if h.shape == w.shape and h.ndim == 1]
+    alike = [i for i, (h, w) in enumerate(zip(rows, want)) if w is not None and h.shape == w.shape and h.ndim == 1]
     by_dim: dict[int, list[int]] = {}
     for i in alike:
         by_dim.setdefault(rows[i].shape[0], []).append(i)
@@ -48,16 +43,12 @@ def sync_into(m: Manifest, dim: int, store) -> tuple[int, int, list[str]]:
     for ids, metas, embeddings in store.pages(_PAGE):
         keys = [want[c][1] for c in ids if c in want]
         cached = m.cached_vectors(keys, dim) if keys else {}
-        for i, cid in enumerate(ids):
-            have.add(cid)
-            if cid not in want:
-                continue
-            path, key = want[cid]
-            vec = cached.get(key)
-            same_path = (metas[i] or {}).get("path") == path
-            same_vec = vec is not None and embeddings is not None and same_vector(embeddings[i], vec)
-            if not (same_path and same_vec):
-                wrong.append(cid)
+        have.update(ids)
+        mine = [i for i, cid in enumerate(ids) if cid in want]
+        alike = same_vectors([None if embeddings is None else embeddings[i] for i in mine],
+                             [cached.get(want[ids[i]][1]) for i in mine])
+        wrong += [ids[i] for i, same in zip(mine, alike)
+                  if not same or (metas[i] or {}).get("path") != want[ids[i]][0]]
     extra = sorted(have - want.keys())
     if extra:
         store.delete(extra)

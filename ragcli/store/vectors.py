@@ -7,7 +7,6 @@ holds everything else, so this store can be rebuilt from the manifest's vector c
 from __future__ import annotations
 
 import os
-import sys
 import threading
 from collections.abc import Sequence
 from contextlib import contextmanager
@@ -19,7 +18,6 @@ import numpy as np
 from ..errors import StoreError
 
 COLLECTION = "ragcli-chunks"
-SWITCH_WHILE_IMPORTING = 0.0005  # seconds: sys.setswitchinterval while OpenAhead imports chromadb
 SERVER_HINT = ("Start it (chroma run --path DIR --host HOST --port PORT) or unset RAG_CHROMA_URL; "
                "the index catches up on the next run, from its vector cache.")
 
@@ -174,8 +172,8 @@ class ChromaStore:
 
 
 class OpenAhead:
-    """A local ``ChromaStore`` being opened on a thread, its collection loaded, for a long-lived
-    writer (the watcher) that knows it will write. Both steps hold the GIL (the import is pure
+    """A local ``ChromaStore`` being opened on a thread, its collection loaded, for a writer that
+    knows it will write. Both steps hold the GIL (the import is pure
     Python; the collection's load, ~0.5 s at 168k chunks, runs in Rust without letting go), so
     this only overlaps them with what lets go of it (embedding, file reads)."""
 
@@ -186,21 +184,12 @@ class OpenAhead:
         self._thread.start()
 
     def _open(self, path: Path) -> None:
-        # Importing chromadb is pure Python: it would hold the GIL 5 ms at a time while the
-        # writer's thread makes hundreds of short calls that let go of it (tokenizing, SQLite),
-        # each then waiting out a turn. Shorter turns while it imports: re-chunking one edited
-        # note of 49 chunks and writing it took the writer 0.58 s beside the import, now 0.05.
-        interval = sys.getswitchinterval()
-        sys.setswitchinterval(min(interval, SWITCH_WHILE_IMPORTING))
         try:
             store = ChromaStore.persistent(path)
-            sys.setswitchinterval(interval)
             store.count()  # the collection's first use loads its index: now, not at the first write
             self._store = store
         except BaseException as exc:  # noqa: BLE001 - handed to the caller of result()
             self._error = exc
-        finally:
-            sys.setswitchinterval(interval)
 
     def result(self) -> ChromaStore:
         """The store (waits for it); what opening it raised, raised here."""
