@@ -97,6 +97,7 @@ class Index:
     rowid_end = _part("reads", "rowid_end")
     respell = _part("reads", "respell")
     vector_search = _part("reads", "vector_search")
+    flat_vectors = _part("reads", "flat_vectors")
     cosines = _part("reads", "cosines")
     note_centroids = _part("reads", "note_centroids")
     chunks = _part("reads", "chunks")
