@@ -37,8 +37,6 @@ def test_flat_search_gives_what_chroma_gives(example_vault_env):
                 chroma = reader.vectors.query(qvec, 8, within)
                 assert [cid for cid, _ in exact] == [cid for cid, _ in chroma]
                 assert all(abs(a - b) < 1e-4 for (_, a), (_, b) in zip(exact, chroma))
-        # once Chroma is open in this reader, it answers (the flat copy is not kept beside it)
-        assert reader.flat_vectors() is None
     finally:
         reader.close()
         embedder.close()

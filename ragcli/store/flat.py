@@ -1,4 +1,4 @@
-"""Exact vector search straight from the manifest's vector cache, for a one-off reader.
+"""Exact vector search straight from the manifest's vector cache, for readers of a small index.
 
 A new process that runs one search (``rag search`` with no watcher) spent most of its time
 on Chroma: ``import chromadb`` and opening its client cost 0.8-1.5 s of a 0.9-2 s command,
@@ -6,9 +6,10 @@ for one top-k query. The manifest already holds every chunk's vector (step 1 of 
 protocol), so a small index is searched here instead: one SQLite read, one matrix product,
 exact cosines rather than HNSW's approximate ones. The read grows with the index (about
 10-20 us a chunk on the 2-core box), so past ``FLAT_MAX_CHUNKS`` Chroma's fixed cost is the
-cheaper one and ``Index`` uses it. The manifest is the truth, so the results are those a
-Chroma in step with it gives, or better (exact); chunks without a vector yet are absent from
-both.
+cheaper one and ``Index`` uses it. Every reader of a small index searches here, the
+watcher's too, so a search gives the same bytes through any door. The manifest is the
+truth, so the results are those a Chroma in step with it gives, or better (exact); chunks
+without a vector yet are absent from both.
 """
 
 from __future__ import annotations
