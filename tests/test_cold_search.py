@@ -34,7 +34,7 @@ def test_flat_search_gives_what_chroma_gives(example_vault_env):
             qvec = embedder.embed_queries([query])[0]
             for within in (None, paths):
                 exact = flat.query(qvec, 8, within)
-                chroma = reader.vectors.query(qvec, 8, within)
+                chroma = reader.vectors.store().query(qvec, 8, within)
                 assert [cid for cid, _ in exact] == [cid for cid, _ in chroma]
                 assert all(abs(a - b) < 1e-4 for (_, a), (_, b) in zip(exact, chroma))
     finally:

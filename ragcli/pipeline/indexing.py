@@ -303,6 +303,7 @@ class Indexer:
         and nothing is embedded twice. Returns how many vectors were made."""
         waiting, _total = self.idx.pending_counts()
         if not waiting:
+            self.idx.pending_done()  # a run killed in its last batch leaves only this to do
             return 0
         embedder = self.embedder()
         made = 0

@@ -322,8 +322,10 @@ class Index:
         return self._m.pending_counts()
 
     def pending_done(self) -> None:
-        """Phase two found nothing left to embed: searches stop counting."""
+        """Phase two found nothing left to embed: notes whose last vector came in a write that
+        was killed before its centroid did get it now, and searches stop counting."""
         if self._m.get_meta(PENDING_META) == "1" and not self._m.pending_vectors(1):
+            fill_missing_centroids(self._m.db, self._m.dim())
             self._m.set_meta(PENDING_META, "0")
 
     def add_vectors(self, items: Mapping[str, np.ndarray]) -> int:
