@@ -315,7 +315,8 @@ class Manifest:
         in chunk order (phase two embeds notes in the order phase one wrote them)."""
         return self.db.execute(
             "SELECT c.vec_key, min(c.id) FROM chunks c LEFT JOIN vectors v ON v.key = c.vec_key"
-            " WHERE v.key IS NULL GROUP BY c.vec_key ORDER BY min(c.rowid) LIMIT ?", (limit,)).fetchall()
+            " WHERE v.key IS NULL OR length(v.vec) != ? GROUP BY c.vec_key ORDER BY min(c.rowid) LIMIT ?",
+            (self.dim() * 4, limit)).fetchall()
 
     def pending_counts(self) -> tuple[int, int]:
         """(chunks whose vector is not cached, all chunks); the count runs only under the mark."""
@@ -323,7 +324,7 @@ class Manifest:
         if self.get_meta(PENDING_META) != "1":
             return 0, total
         pending = self.db.execute("SELECT COUNT(*) FROM chunks c LEFT JOIN vectors v ON v.key = c.vec_key"
-                                  " WHERE v.key IS NULL").fetchone()[0]
+                                  " WHERE v.key IS NULL OR length(v.vec) != ?", (self.dim() * 4,)).fetchone()[0]
         return pending, total
 
     def chunks_with_keys(self, keys: Sequence[str]) -> list[tuple[str, str, str]]:
