@@ -46,6 +46,9 @@ class Notes:
         self._watcher = watcher
         self._searcher = searcher
         self._generator = None
+        # (chunks with no vector yet, all chunks) as of the last search or answer made in this
+        # process; None when a watcher answered or nothing was asked yet
+        self.vectors_pending: tuple[int, int] | None = None
 
     # -- what users call --------------------------------------------------------------------
     def index(self, paths: Sequence[str | Path] | None = None, *, rebuild: bool = False,
@@ -77,7 +80,10 @@ class Notes:
         from .retrieve import Filters
 
         with self.lock:
-            return self._reader().search(query, k, mode, Filters(**where))
+            reader = self._reader()
+            hits = reader.search(query, k, mode, Filters(**where))
+            self.vectors_pending = reader.index.pending_counts()
+            return hits
 
     def ask(self, question: str, *, k: int | None = None, mode: str | None = None,
             min_score: float | None = None, temperature: float | None = None,
@@ -112,9 +118,11 @@ class Notes:
                 generator = self._generator_ready()
                 generator.preload()  # the model loads while the index opens (chromadb: ~0.8 s)
                 generator.rewind()  # a fresh process's state: the same answer from every door
-            return answer(config, question, generator=generator, searcher=self._reader(),
-                          on_token=on_token, on_quotes=on_quotes, quotes_only=quotes_only,
-                          retrieval_query=retrieval_query, context=context)
+            result = answer(config, question, generator=generator, searcher=self._reader(),
+                            on_token=on_token, on_quotes=on_quotes, quotes_only=quotes_only,
+                            retrieval_query=retrieval_query, context=context)
+            self.vectors_pending = self._reader().index.pending_counts()
+            return result
 
     def chat(self):
         """A ``pipeline.chat.ChatSession`` over these notes: ``ask`` understands follow-ups."""

@@ -188,9 +188,19 @@ def test_interrupted_write_is_reported_and_finished(case):
     assert index_state(home) == state
 
 
-def test_missing_cached_vector_means_the_file_is_embedded_again(case):
+def test_missing_cached_vector_means_the_chunk_is_embedded_again(case):
+    # A chunk with no cached vector waits for one (as phase one leaves it); Chroma holding a
+    # vector the cache lacks breaks the protocol: repair drops it and embeds the chunk again.
     notes, home, state = case
     sql(home, "DELETE FROM vectors WHERE key = (SELECT vec_key FROM chunks ORDER BY rowid LIMIT 1)")
+    fixed = _damage_and_repair(notes, home, state, {"vectors-extra"})
+    assert any("no vector yet" in action for action in fixed["repaired"]), fixed
+    assert index_state(home) == state
+
+
+def test_a_cached_vector_of_another_size_means_the_file_is_embedded_again(case):
+    notes, home, state = case
+    sql(home, "UPDATE vectors SET vec = zeroblob(16) WHERE key = (SELECT vec_key FROM chunks ORDER BY rowid LIMIT 1)")
     _damage_and_repair(notes, home, state, {"vector-cache-missing"})
     assert index_state(home) == state
 

@@ -40,6 +40,9 @@ def _print_index_report(report) -> None:
                 f"{report.chunks_removed} removed); {report.files_unchanged} unchanged, "
                 f"{report.files_removed} removed, {len(report.files_failed)} skipped "
                 f"in {report.seconds:.2f}s.")
+    if report.embedded:  # the two phases: keyword rows first, then the vectors
+        out().print(f"Keyword search was ready after {report.keyword_seconds:.2f}s; "
+                    f"{report.embedded} chunk vector(s) embedded after that.")
     for failure in report.files_failed:
         err().print(f"skipped {clean(failure.path)}: {clean(failure.reason)}", style="yellow")
     for warning in report.warnings:

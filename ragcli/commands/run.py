@@ -20,10 +20,23 @@ def search(query: str, k: int | None, mode: str | None, path: str | None, tag: s
     config = load_config({"mode": mode, "top_k": k})
     with Notes(config) as notes:  # a running watcher answers warm; else this process searches
         hits = notes.search(query, config.top_k, config.mode, path=path, tag=tag, since=since, until=until)
+    waiting = _say_pending(notes.vectors_pending)
     if as_json:
-        render.print_json({"query": query, "mode": config.mode, "results": [h.to_json() for h in hits]})
+        data = {"query": query, "mode": config.mode, "results": [h.to_json() for h in hits]}
+        render.print_json({**data, **waiting})
     else:
         render.print_hits(hits)
+
+
+def _say_pending(counts: tuple[int, int] | None) -> dict:
+    """One line on stderr while `rag index` has chunks left to embed, and the JSON keys that
+    say the same; nothing (so the same bytes as before) when every chunk has its vector."""
+    if not counts or not counts[0]:
+        return {}
+    waiting, total = counts
+    render.err().print(f"note: {waiting:,} of {total:,} chunks have no vector yet (`rag index` embeds "
+                       "them); those are ranked by their keywords alone.")
+    return {"vectors_pending": {"without_vector": waiting, "chunks": total}}
 
 
 def answer_config(model, temperature, max_tokens, ctx, threads, gpu_layers, k, mode, min_score):
@@ -45,8 +58,9 @@ def ask(question: str, quotes: bool, model: str | None, temperature: float | Non
                            on_quotes=render.print_quotes if stream else None,
                            on_token=render.stream_to_stdout if stream else None,
                            on_started=render.out)  # rich's import overlaps the watcher's work
+    waiting = _say_pending(notes.vectors_pending)
     if as_json:
-        render.print_json(result.to_json())
+        render.print_json({**result.to_json(), **waiting})
     else:
         render.print_answer(result, streamed=stream, verbose=verbose)
 

@@ -29,6 +29,11 @@ def status_cmd(as_json: bool = typer.Option(False, "--json", help="Print as JSON
     o.print(f"Roots:      {', '.join(info['roots']) or '-'}")
     o.print(f"Files:      {info['files']}    Chunks: {info['chunks']}")
     o.print(f"Embedding:  {info['embedding_model'] or '-'}")
+    waiting = info.get("vectors_pending") or 0
+    if waiting:
+        resume = ", `rag index` resumes it" if info.get("phase") == "embedding interrupted" else ""
+        o.print(f"Phase:      {info['phase']}{resume}: {info['chunks'] - waiting:,} of {info['chunks']:,} "
+                "chunks have a vector (keyword search finds them all)")
     server = info.get("chroma_server")
     if server:
         o.print(f"Vectors:    Chroma server {server['url']}, collection {server['collection']}")

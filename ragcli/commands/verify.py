@@ -44,6 +44,9 @@ def _print(report) -> None:
     if report.ok:
         out().print(f"OK: {report.files} files, {report.chunks} chunks, {report.vectors} vectors; "
                     "manifest, keyword index and vector store agree with each other and the disk.")
+        if report.pending:
+            out().print(f"{report.pending} of {report.chunks} chunks have no vector yet (keyword search finds "
+                        "them): `rag index` embeds them.")
         return
     for problem in report.problems[:MAX_LISTED]:
         where = f" {clean(problem.path)}:" if problem.path else ""

@@ -64,12 +64,20 @@ def file_digest(path: Path) -> str:
 _digests: dict[tuple[str, int, int], str] = {}
 
 
-def model_id_for(path: Path, name: str) -> str:
-    """``name@<12 hex of sha256>``: changes whenever the weights change."""
+def model_id_for(path: Path, name: str, cache_dir: Path | None = None) -> str:
+    """``name@<12 hex of sha256>``: changes whenever the weights change. ``cache_dir``: where
+    digests of checked files are remembered between processes (``models.known``); only a
+    caller that has checked the file as a GGUF passes it."""
+    from ..models.known import known_digest, remember_digest
+
     stat = path.stat()
     key = (str(path), stat.st_size, stat.st_mtime_ns)
     if key not in _digests:
-        _digests[key] = file_digest(path)
+        digest = known_digest(path, cache_dir)
+        if digest is None:
+            digest = file_digest(path)
+            remember_digest(path, digest, cache_dir)
+        _digests[key] = digest
     return f"{name}@{_digests[key][:12]}"
 
 
@@ -102,7 +110,7 @@ def make_embedder(config: Config, progress: ProgressFn | None = None) -> Embedde
     usage = embedding_usage(config)
     return LlamaEmbedder(
         spec.path,
-        model_id=model_id_for(spec.path, name),
+        model_id=model_id_for(spec.path, name, config.models_dir),
         n_threads=config.n_threads,
         n_gpu_layers=config.n_gpu_layers,
         max_tokens=MINILM_MAX_TOKENS if builtin else usage["max_tokens"],

@@ -86,6 +86,9 @@ def resolve_embed_model(config: Config, progress: ProgressFn | None = None) -> M
     if known is not None and not spec.present:
         raise ModelError(f"embedding model {known.name} is not downloaded (no {spec.path})",
                          hint=f"Download it with: rag models pull {known.name}")
-    read_gguf_info(spec.path)
+    from ..models.known import known_digest
+
+    if known_digest(spec.path, Path(config.models_dir)) is None:  # checked and unchanged since: skip
+        read_gguf_info(spec.path)
     return spec
 

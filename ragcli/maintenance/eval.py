@@ -215,6 +215,7 @@ def build_eval_index(config: Config, data: BeirData, embedder,
                  Document(path=doc_id, title=title, sections=[Section((), text, 1, 1)]))
                 for doc_id, title, text, digest in todo)
         indexer.add_documents(docs, report, total=len(todo))
+        indexer.embed_pending(report)
         indexer.idx.prune()
         files, chunks = indexer.idx.counts()
     return files, chunks, report.embedded

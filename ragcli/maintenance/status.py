@@ -23,12 +23,18 @@ def index_status(config: Config) -> dict:
                     embedding_model=fingerprint.get("embedding_model"), dim=fingerprint.get("dim"),
                     chunker=fingerprint.get("chunker"), index_bytes=idx.size_bytes(),
                     last_indexed=idx.last_indexed())
+        waiting = idx.pending_counts()[0]
+        info["vectors_pending"] = waiting
         if config.chroma_url:  # where the vectors are (the server is not contacted)
             info["chroma_server"] = {"url": config.chroma_url, "collection": idx.collection()}
     finally:
         idx.close()
     holder = read_holder(config.index_dir / LOCK_NAME)
     info["writer"] = holder
+    # phase two of `rag index` (or of the watcher) embeds what phase one wrote; with no writer
+    # left, a run was stopped there and the next one resumes it
+    info["phase"] = ("complete" if not info.get("vectors_pending")
+                     else "embedding" if holder else "embedding interrupted")
     info["watcher"] = watcher_info(config, holder)
     return info
 

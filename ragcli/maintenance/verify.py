@@ -54,6 +54,7 @@ class VerifyReport:
     files: int = 0
     chunks: int = 0
     vectors: int = 0
+    pending: int = 0  # chunks written without a vector yet (phase one): a state, not a problem
     repaired: list[str] = field(default_factory=list)  # what --repair did, in words
     writer_active: bool = False  # another process held the write lock while we looked
 
@@ -66,7 +67,8 @@ class VerifyReport:
 
     def to_json(self) -> dict:
         data = {"ok": self.ok, "problems": [asdict(p) for p in self.problems],
-                "files": self.files, "chunks": self.chunks, "vectors": self.vectors}
+                "files": self.files, "chunks": self.chunks, "vectors": self.vectors,
+                "vectors_pending": self.pending}
         if self.repaired:
             data["repaired"] = self.repaired
         if self.writer_active:
@@ -115,6 +117,7 @@ def _check(config: Config, report: VerifyReport, progress: ProgressFn | None, ow
         dirty = look.interrupted()
         files = look.files()
         report.files, report.chunks = len(files), len(look.chunks())
+        report.pending = look.pending() if look.dim() else 0
         look.check_manifest(own_lock)
         say(progress, f"checking {len(files)} files")
         _check_files(files, report)
@@ -192,25 +195,21 @@ def _repair_in_place(config: Config, report: VerifyReport, progress: ProgressFn 
             actions.append("rebuilt the keyword index from the chunk rows")
         if ORPHAN_CHUNKS in kinds:
             actions.append(f"dropped {idx.drop_orphan_chunks()} chunk row(s) of unlisted files")
-        lost: list[str] = []
         if kinds & VECTOR_KINDS:
             say(progress, "rebuilding the vector store from the manifest's cache")
-            lost = idx.rebuild_vectors()
+            idx.rebuild_vectors()
             if config.chroma_url:
                 actions.append(f"emptied the collection {idx.collection()} on {config.chroma_url} and "
                                "filled it again from the manifest's vector cache")
             else:
                 actions.append("rebuilt the vector store from the manifest's vector cache and swapped it in")
-            if lost:
-                actions.append(f"{len(lost)} file(s) had vectors missing from the cache: re-indexing them")
         if CENTROID_MISSING in kinds:
             actions.append(f"computed {idx.fill_centroids()} note centroid(s) from the vector cache")
         missing = sorted({p.path for p in report.problems if p.kind == FILE_MISSING})
         if missing:
             idx.remove(missing)
             actions.append(f"removed {len(missing)} file(s) that are gone from the index")
-        changed = sorted({p.path for p in report.problems if p.kind in (FILE_CHANGED, CACHE_MISSING)}
-                         | set(lost))
+        changed = sorted({p.path for p in report.problems if p.kind in (FILE_CHANGED, CACHE_MISSING)})
         changed = [p for p in changed if os.path.lexists(p)]
         if changed:
             say(progress, f"re-indexing {len(changed)} file(s)")
@@ -223,6 +222,9 @@ def _repair_in_place(config: Config, report: VerifyReport, progress: ProgressFn 
                 actions.append(f"re-indexed {result.files_indexed} changed file(s)")
                 for failure in result.files_failed:
                     actions.append(f"could not re-index {failure.path}: {failure.reason}")
+        if idx.pending_counts()[0]:  # phase two of an interrupted run (not damage): finished here
+            result = indexer.embed_pending()
+            actions.append(f"embedded {result} chunk(s) that had no vector yet")
     return actions
 
 

@@ -7,8 +7,14 @@ their chunks replaced exactly.
 
 There is one way into the index for content: ``Indexer.add_documents``. Files from a notes
 folder reach it through ``Indexer.run`` (discover, plan, parse); ``rag eval`` feeds it the
-documents of a BEIR corpus. Both are chunked, embedded (what the vector cache lacks) and
-written in the same batches by the same code.
+documents of a BEIR corpus. Both are chunked and written in the same batches by the same code.
+
+A run has two phases. Phase one parses, chunks and commits every changed note's chunks and
+keyword rows in batches, with the vectors the cache already has: keyword search finds every
+note as soon as it ends, minutes into a big vault. Phase two (``embed_pending``) embeds the
+chunks that have no vector yet, in committed batches. The index itself says what is left
+(chunks whose vector is not cached), so a run killed in either phase is resumed by the next
+one, and nothing is embedded twice.
 """
 
 from __future__ import annotations
@@ -53,6 +59,7 @@ class IndexReport:
     chunks_added: int = 0
     chunks_removed: int = 0
     embedded: int = 0  # chunks embedded by this run (the rest came from the vector cache)
+    keyword_seconds: float = 0.0  # until phase one was committed (keyword search finds every note)
     seconds: float = 0.0
     warnings: list[dict] = field(default_factory=list)
 
@@ -143,6 +150,9 @@ class Indexer:
             if _embedding_settings_in_play(self.config, self.idx.fingerprint()):
                 self.embedder()  # pooling or prefixes set (or recorded): checked even with nothing to do
         self._sync_files(roots, report, scope)
+        # Phase one is committed: every changed note is found by keyword search from here on.
+        report.keyword_seconds = round(time.monotonic() - started, 3)
+        self.embed_pending(report)
         report.seconds = round(time.monotonic() - started, 3)
         return report
 
@@ -183,7 +193,7 @@ class Indexer:
             self.idx.open_vectors_ahead()
             docs = self._parse_all([found[p] for p in order], resolver, roots, report)
             self.add_documents(docs, report, total=len(todo), sizes=sizes)
-        self.idx.prune()
+        self.idx.prune()  # before phase two: a vector no chunk uses is never embedded for nothing
 
     def _changed(self, suspects: dict[str, str], found: dict) -> set[str]:
         """Suspects whose bytes changed; the others get their new size and mtime recorded."""
@@ -269,36 +279,51 @@ class Indexer:
         return _Pending(record, [StoredChunk(c, vector_key(space, c.embed_text()), aliases) for c in chunks])
 
     def _flush(self, pending: list[_Pending], report: IndexReport) -> None:
-        """Embed what the cache lacks, then write the batch of files in one transaction."""
+        """Phase one: write the batch of files (chunks and keyword rows) in one transaction.
+        Chunks whose vector is cached get it now; the others wait for ``embed_pending``."""
         self.session.check_cancelled()
-        embedder = self.embedder()
-        texts = {s.vec_key: s.chunk.embed_text() for entry in pending for s in entry.chunks}
-        cached = self.idx.cached_vectors(list(texts))
-        items = [(k, t) for k, t in texts.items() if k not in cached]
-        fresh: dict = {}
-        for start in range(0, len(items), FLUSH_CHUNKS):
-            part = items[start:start + FLUSH_CHUNKS]
-            got = dict(zip((k for k, _t in part), embedder.embed_documents([t for _k, t in part])))
-            if len(items) > FLUSH_CHUNKS:
-                # A big file embeds over several slices: each is cached and committed (harmless on
-                # its own, step 1 of the write protocol), so a run killed half-way through keeps
-                # what it embedded and the next run gets further instead of starting over.
-                self.idx.cache_vectors(got.items())
-                self.session.check_cancelled()
-            fresh.update(got)
-        report.embedded += len(fresh)
+        cached = self.idx.cached_vectors(list({s.vec_key for entry in pending for s in entry.chunks}))
         updates = []
         for entry in pending:
-            vectors = [fresh[s.vec_key] if s.vec_key in fresh else cached[s.vec_key] for s in entry.chunks]
-            update = FileUpdate(entry.record, entry.chunks, {s.vec_key: fresh[s.vec_key] for s in entry.chunks
-                                                             if s.vec_key in fresh})
-            if vectors:  # where the note's chunks lie as a whole: retrieval's note-level evidence
+            update = FileUpdate(entry.record, entry.chunks)
+            vectors = [cached.get(s.vec_key) for s in entry.chunks]
+            if vectors and all(v is not None for v in vectors):
+                # where the note's chunks lie as a whole: retrieval's note-level evidence (a note
+                # with chunks still to embed gets it when phase two has embedded the last one)
                 update.centroid = unit_mean(vectors)
             updates.append(update)
         added, removed = self.idx.apply(updates)
         report.chunks_added += added
         report.chunks_removed += removed
         report.files_indexed += len(pending)
+
+    def embed_pending(self, report: IndexReport | None = None) -> int:
+        """Phase two: embed every chunk written without a vector, a batch at a time, each
+        batch committed (``Index.add_vectors``): a run killed here resumes where it stopped,
+        and nothing is embedded twice. Returns how many vectors were made."""
+        waiting, _total = self.idx.pending_counts()
+        if not waiting:
+            self.idx.pending_done()  # a run killed in its last batch leaves only this to do
+            return 0
+        embedder = self.embedder()
+        made = 0
+        report_progress(self.progress, "Embedding", 0, waiting, note="keyword search ready")
+        while True:
+            self.session.check_cancelled()
+            batch = self.idx.pending_vectors(FLUSH_CHUNKS)
+            if not batch:
+                break
+            chunks = self.idx.chunks([cid for _key, cid in batch])
+            texts = [chunks[cid].embed_text() for _key, cid in batch]
+            vectors = embedder.embed_documents(texts)
+            self.idx.add_vectors(dict(zip((key for key, _cid in batch), vectors)))
+            made += len(batch)
+            if report is not None:
+                report.embedded += len(batch)
+            report_progress(self.progress, "Embedding", min(made, waiting), waiting,
+                            note=f"{made} vectors", item=chunks[batch[-1][1]].path)
+        self.idx.pending_done()
+        return made
 
 
 @dataclass

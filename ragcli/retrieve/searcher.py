@@ -68,12 +68,14 @@ class Fusion:
     respell: bool = True
 
     def fuse(self, vec: list[tuple[str, float]], kw: list[tuple[str, float]], evidence: dict[str, float],
-             kw_scores: dict[str, float], scale: float | None) -> list[tuple[str, float]]:
+             kw_scores: dict[str, float], scale: float | None,
+             unvectored: frozenset[str] = frozenset()) -> list[tuple[str, float]]:
         """Rank the candidates: ``vec`` and ``kw`` are each side's own ranked candidates,
         ``evidence`` and ``kw_scores`` every candidate's cosine (with its note's evidence)
         and bm25, ``scale`` the bm25 of an average chunk holding every query term once (the
-        sum of the terms' idf, as FTS5's bm25 has k1 = 1.2)."""
-        return fuse_convex(evidence, kw_scores, self.alpha, scale, self.full_keyword_cover)
+        sum of the terms' idf, as FTS5's bm25 has k1 = 1.2); ``unvectored``: candidates not
+        embedded yet (ranked by their keywords alone, ``fuse_convex``)."""
+        return fuse_convex(evidence, kw_scores, self.alpha, scale, self.full_keyword_cover, unvectored)
 
 
 class Searcher:
@@ -161,7 +163,11 @@ class Searcher:
         # every candidate gets both scores (0: it matches no query term)
         vec_scores.update(self.cosines(qvec, [c for c in kw_scores if c not in vec_scores]))
         kw_scores.update({c: found.get(c, 0.0) for c in vec_scores if c not in kw_scores})
-        ranked = self.fusion.fuse(vec, kw, self._with_notes(qvec, vec_scores), kw_scores, scale)
+        # keyword candidates with no cosine have no vector yet (phase two of `rag index` is on)
+        unvectored = frozenset(c for c in kw_scores if c not in vec_scores)
+        evidence = self._with_notes(qvec, vec_scores)
+        ranked = (self.fusion.fuse(vec, kw, evidence, kw_scores, scale, unvectored=unvectored) if unvectored
+                  else self.fusion.fuse(vec, kw, evidence, kw_scores, scale))
         return self._hits(ranked[:k], vec_scores, kw_scores)
 
     def _respelled(self, match: str) -> str:

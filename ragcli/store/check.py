@@ -35,7 +35,7 @@ MANIFEST_CORRUPT = "manifest-corrupt"  # SQLite says the manifest file is damage
 INTERRUPTED = "interrupted-write"  # a writer died between Chroma and the manifest commit
 NO_FINGERPRINT = "no-fingerprint"  # chunks but no record of the model that made them
 ORPHAN_CHUNKS = "orphan-chunks"  # chunk rows of a path the manifest does not list
-CACHE_MISSING = "vector-cache-missing"  # a chunk whose vector is not in the cache
+CACHE_MISSING = "vector-cache-missing"  # a chunk whose cached vector has another size
 KEYWORD_INDEX = "keyword-index"  # FTS5 rows differ from the chunk rows, or FTS5 is damaged
 STORE_MISSING = "vector-store-missing"
 STORE_BROKEN = "vector-store-broken"  # does not open or answer a query
@@ -105,6 +105,16 @@ class Inspection:
     def dim(self) -> int:
         return int((_json_meta(self.db, "fingerprint") or {}).get("dim") or 0)
 
+    def pending(self) -> int:
+        """Chunks written without a vector yet (phase two of a run embeds them): not damage."""
+        return self.db.execute("SELECT count(*) FROM chunks c LEFT JOIN vectors v ON v.key = c.vec_key"
+                               " WHERE v.key IS NULL").fetchone()[0]
+
+    def vectored_chunks(self) -> dict[str, tuple[str, str]]:
+        """``chunks()`` less those waiting for a vector: what the vector store must hold."""
+        cached = {k for (k,) in self.db.execute("SELECT key FROM vectors")}
+        return {cid: row for cid, row in self.chunks().items() if row[1] in cached}
+
     # -- checks -------------------------------------------------------------------------
     def check_manifest(self, own_lock: bool) -> None:
         if self.interrupted() and own_lock:
@@ -119,7 +129,7 @@ class Inspection:
         _check_keywords(self.db, self.problems)
 
     def check_vectors(self) -> None:
-        self.vectors = _check_vectors(self.config, self.chunks(), self.db, self.dim(), self.problems)
+        self.vectors = _check_vectors(self.config, self.vectored_chunks(), self.db, self.dim(), self.problems)
 
 
 def _open_manifest(config: Config, problems: list[Problem]) -> sqlite3.Connection | None:
@@ -160,15 +170,20 @@ def _check_chunk_rows(db: sqlite3.Connection, dim: int, problems: list[Problem])
         problems.append(Problem(ORPHAN_CHUNKS, path, f"{n} chunk(s) of a file the index does not list"))
     if not dim:
         return
-    rows = db.execute("SELECT c.path, count(*) FROM chunks c LEFT JOIN vectors v ON v.key = c.vec_key"
-                      " WHERE v.key IS NULL OR length(v.vec) != ? GROUP BY c.path ORDER BY c.path", (dim * 4,))
+    # A vector cached under another size is damage (the file must be embedded again); a chunk
+    # with none is one that phase one wrote and phase two has not embedded yet: a state, counted
+    # in ``Inspection.pending``, that the next run (or the watcher) finishes.
+    rows = db.execute("SELECT c.path, count(*) FROM chunks c JOIN vectors v ON v.key = c.vec_key"
+                      " WHERE length(v.vec) != ? GROUP BY c.path ORDER BY c.path", (dim * 4,))
     for path, n in rows:
-        problems.append(Problem(CACHE_MISSING, path, f"{n} chunk(s) have no cached vector "
+        problems.append(Problem(CACHE_MISSING, path, f"{n} chunk(s) have a cached vector of another size "
                                 "(the file must be embedded again)"))
     if not db.execute("SELECT 1 FROM meta WHERE key = ? AND value = '1'", (CENTROIDS_META,)).fetchone():
         return  # built before notes had centroids: its next writer fills them from the cache
     rows = db.execute("SELECT DISTINCT c.path FROM chunks c LEFT JOIN notes n ON n.path = c.path"
-                      " WHERE n.path IS NULL OR length(n.centroid) != ? ORDER BY c.path", (dim * 4,))
+                      " WHERE (n.path IS NULL OR length(n.centroid) != ?) AND NOT EXISTS (SELECT 1 FROM"
+                      " chunks w LEFT JOIN vectors v ON v.key = w.vec_key WHERE w.path = c.path AND v.key IS NULL)"
+                      " ORDER BY c.path", (dim * 4,))
     for (path,) in rows:
         problems.append(Problem(CENTROID_MISSING, path, "the note's centroid is missing "
                                 "(--repair computes it again from the cached vectors)"))

@@ -35,6 +35,7 @@ from .fingerprint import Fingerprint, check_model, mismatch_error
 from .lock import WriteLock
 from .manifest import FileRecord, Manifest, StoredChunk
 from .notes import CENTROIDS_META, fill_missing_centroids
+from .manifest import PENDING_META
 from .paths import LOCK_NAME, MANIFEST_NAME
 from .live import BorrowedVectors, ReaderVectors, Vectors, WriterVectors
 from .remote import META_KEY, new_collection_name
@@ -97,6 +98,7 @@ class Index:
     rowid_end = _part("reads", "rowid_end")
     respell = _part("reads", "respell")
     vector_search = _part("reads", "vector_search")
+    flat_vectors = _part("reads", "flat_vectors")
     cosines = _part("reads", "cosines")
     note_centroids = _part("reads", "note_centroids")
     chunks = _part("reads", "chunks")
@@ -286,6 +288,12 @@ class Index:
         # A chunk whose id survives but whose embedded text changed (a new title) is re-sent.
         to_add = [s for u in updates for s in u.chunks if old_keys.get(s.chunk.id) != s.vec_key]
         to_delete = sorted(old_keys.keys() - new_ids)
+        # Phase one of a run writes chunks whose vector is not made yet: keyword rows now, the
+        # vector when phase two embeds it (``add_vectors``). Until then Chroma does not hold it.
+        known = set(new_vectors) | set(self._m.cached_vectors([s.vec_key for s in to_add], self._m.dim()))
+        waiting = [s for s in to_add if s.vec_key not in known]
+        to_add = [s for s in to_add if s.vec_key in known]
+        to_delete = sorted({*to_delete, *(s.chunk.id for s in waiting if s.chunk.id in old_keys)})
         with self._writing():
             m.set_meta("vectors_dirty", "1", commit=False)
             m.db.commit()
@@ -298,9 +306,49 @@ class Index:
                 m.replace_file(u.record, u.chunks, u.centroid)
             for path in removals:
                 m.remove_file(path)
+            if waiting:
+                m.set_meta(PENDING_META, "1", commit=False)
             m.set_meta("vectors_dirty", "0", commit=False)
             m.commit_write()
-        return len(to_add), len(to_delete)
+        return len(to_add) + len(waiting), len(to_delete)
+
+    def pending_vectors(self, limit: int) -> list[tuple[str, str]]:
+        """(vec_key, chunk id) of up to ``limit`` chunks that have no vector yet, one per key."""
+        return self._m.pending_vectors(limit)
+
+    def pending_counts(self) -> tuple[int, int]:
+        """(chunks without a vector yet, all chunks): phase two's progress. Cheap when none
+        wait (the mark says so); a count over the chunks when some do."""
+        return self._m.pending_counts()
+
+    def pending_done(self) -> None:
+        """Phase two found nothing left to embed: notes whose last vector came in a write that
+        was killed before its centroid did get it now, and searches stop counting."""
+        if self._m.get_meta(PENDING_META) == "1" and not self._m.pending_vectors(1):
+            fill_missing_centroids(self._m.db, self._m.dim())
+            self._m.set_meta(PENDING_META, "0")
+
+    def add_vectors(self, items: Mapping[str, np.ndarray]) -> int:
+        """Phase two's write: vectors of chunks written without one. Returns the chunks sent.
+
+        The vectors are cached and the index marked ``vectors_dirty`` in one commit, so a kill
+        before the end leaves what ``recover`` finishes from the cache: nothing is embedded
+        twice, and Chroma never holds a vector the cache lacks."""
+        m = self._m
+        if not items:
+            return 0
+        m.cache_vectors(items.items())
+        with self._writing():
+            m.set_meta("vectors_dirty", "1", commit=False)
+            m.db.commit()
+            rows = m.chunks_with_keys(list(items))
+            if rows:
+                self.vectors.store().upsert([cid for cid, _p, _k in rows], np.stack([items[k] for _c, _p, k in rows]),
+                                            [p for _c, p, _k in rows])
+            fill_missing_centroids(m.db, m.dim(), sorted({p for _c, p, _k in rows}), commit=False)
+            m.set_meta("vectors_dirty", "0", commit=False)
+            m.commit_write()
+        return len(rows)
 
     def remove(self, paths: Sequence[str]) -> int:
         """Forget files; returns the chunks removed."""

@@ -24,6 +24,9 @@ import numpy as np
 from ..types import Chunk
 
 SCHEMA_VERSION = 1
+# "1" while some chunks may have no vector yet (phase one of a run wrote them, phase two has
+# not embedded them all); cleared when a count finds none, so a search need not count.
+PENDING_META = "vectors_pending"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -285,6 +288,32 @@ class Manifest:
                                   "(SELECT 1 FROM chunks WHERE chunks.vec_key = vectors.key)")
         self.db.execute("DELETE FROM unpruned")
         return cur.rowcount
+
+    def pending_vectors(self, limit: int) -> list[tuple[str, str]]:
+        """(vec_key, chunk id) of up to ``limit`` chunks whose vector is not cached, one per key,
+        in chunk order (phase two embeds notes in the order phase one wrote them)."""
+        return self.db.execute(
+            "SELECT c.vec_key, min(c.id) FROM chunks c LEFT JOIN vectors v ON v.key = c.vec_key"
+            " WHERE v.key IS NULL OR length(v.vec) != ? GROUP BY c.vec_key ORDER BY min(c.rowid) LIMIT ?",
+            (self.dim() * 4, limit)).fetchall()
+
+    def pending_counts(self) -> tuple[int, int]:
+        """(chunks whose vector is not cached, all chunks); the count runs only under the mark."""
+        total = self.db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+        if self.get_meta(PENDING_META) != "1":
+            return 0, total
+        pending = self.db.execute("SELECT COUNT(*) FROM chunks c LEFT JOIN vectors v ON v.key = c.vec_key"
+                                  " WHERE v.key IS NULL OR length(v.vec) != ?", (self.dim() * 4,)).fetchone()[0]
+        return pending, total
+
+    def chunks_with_keys(self, keys: Sequence[str]) -> list[tuple[str, str, str]]:
+        """(chunk id, path, vec_key) of every chunk whose vector is one of ``keys``."""
+        rows: list[tuple[str, str, str]] = []
+        for start in range(0, len(keys), 500):
+            part = list(keys[start:start + 500])
+            rows += self.db.execute(f"SELECT id, path, vec_key FROM chunks WHERE vec_key IN"
+                                    f" ({','.join('?' * len(part))})", part).fetchall()
+        return rows
 
     def paths_with_uncached_vectors(self, dim: int) -> list[str]:
         """Files with a chunk whose vector is missing from the cache (or has another size)."""

@@ -36,12 +36,19 @@ def note_centroids(db: sqlite3.Connection, ids: Sequence[str], dim: int) -> dict
 CENTROIDS_META = "note_centroids"  # "1" once every note with chunks has its centroid
 
 
-def fill_missing_centroids(db: sqlite3.Connection, dim: int) -> int:
-    """Compute the centroid of every note that has chunks and no centroid, from the vector
-    cache (a note with an uncached vector is left to the cache repair). Commits; returns how
-    many notes were filled. Cheap when run again: it only reads what is missing."""
-    missing = [p for (p,) in db.execute(
-        "SELECT DISTINCT c.path FROM chunks c LEFT JOIN notes n ON n.path = c.path WHERE n.path IS NULL")]
+def fill_missing_centroids(db: sqlite3.Connection, dim: int, paths: Sequence[str] | None = None,
+                           commit: bool = True) -> int:
+    """Compute the centroid of every note that has chunks and no centroid (of ``paths`` only,
+    when given), from the vector cache (a note with a chunk not embedded yet waits for it).
+    Commits unless told not to; returns how many notes were filled. Cheap when run again: it
+    only reads what is missing."""
+    if paths is None:
+        missing = [p for (p,) in db.execute(
+            "SELECT DISTINCT c.path FROM chunks c LEFT JOIN notes n ON n.path = c.path WHERE n.path IS NULL")]
+    else:
+        have = {p for part in _parts(list(paths)) for (p,) in db.execute(
+            f"SELECT path FROM notes WHERE path IN ({','.join('?' * len(part))})", part)}
+        missing = [p for p in paths if p not in have]
     filled = 0
     for path in missing:
         rows = db.execute("SELECT v.vec FROM chunks c LEFT JOIN vectors v ON v.key = c.vec_key"
@@ -52,9 +59,16 @@ def fill_missing_centroids(db: sqlite3.Connection, dim: int) -> int:
         db.execute("INSERT OR REPLACE INTO notes(path, centroid) VALUES (?, ?)",
                    (path, unit_mean(vectors).tobytes()))
         filled += 1
-    db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, '1')", (CENTROIDS_META,))
-    db.commit()
+    if paths is None:
+        db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, '1')", (CENTROIDS_META,))
+    if commit:
+        db.commit()
     return filled
+
+
+def _parts(items: list, size: int = 500):
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
 
 
 def unit_mean(vectors) -> np.ndarray:

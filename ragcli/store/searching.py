@@ -13,6 +13,7 @@ import numpy as np
 
 from ..types import Chunk
 from . import keywords
+from .flat import FLAT_MAX_CHUNKS, FlatVectors
 from .live import Vectors
 from .manifest import Manifest
 from .notes import note_centroids
@@ -24,6 +25,7 @@ class Searching:
         self._vectors = vectors
         self._idf: dict[str, float] = {}  # FTS5 term -> idf, for the index as of _idf_version
         self._idf_version: tuple[int, int] | None = None
+        self._flat: tuple[int, FlatVectors | None] | None = None  # (generation, its flat search)
 
     def keyword_search(self, match: str, limit: int, paths: Sequence[str] | None = None,
                        rowids: tuple[int, int] | None = None) -> list[tuple[str, float]]:
@@ -62,7 +64,21 @@ class Searching:
     def vector_search(self, vector: np.ndarray, k: int,
                       paths: Sequence[str] | None = None) -> list[tuple[str, float]]:
         """(chunk id, cosine) of the k nearest chunks, optionally within ``paths``."""
-        return self._vectors.store().query(vector, k, paths)
+        flat = self.flat_vectors()
+        return (flat or self._vectors.store()).query(vector, k, paths)
+
+    def flat_vectors(self) -> FlatVectors | None:
+        """Exact search from the vector cache for a reader of an index small enough
+        (``store.flat``): a one-off search never imports chromadb. Every reader of such an
+        index uses it, the watcher's too, so each door gives the same hits to the last bit.
+        None for a writer, on a Chroma server, or for a large index (Chroma answers)."""
+        if self._vectors.writes or self._vectors.config.chroma_url:
+            return None
+        generation = self._m.generation()
+        if self._flat is None or self._flat[0] != generation:
+            small = self._m.counts()[1] <= FLAT_MAX_CHUNKS
+            self._flat = (generation, FlatVectors(self._m.db, self._m.dim()) if small else None)
+        return self._flat[1]
 
     def cosines(self, vector: np.ndarray, ids: Sequence[str]) -> dict[str, float]:
         """Exact cosine of ``vector`` with chunks, from the manifest's vector cache."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .manifest import Manifest
+from .manifest import PENDING_META, Manifest
 
 _PAGE = 2000
 
@@ -29,15 +29,15 @@ def same_vectors(have: list, want: list[np.ndarray | None]) -> list[bool]:
 def sync_into(m: Manifest, dim: int, store) -> tuple[int, int, list[str]]:
     """Make ``store`` hold exactly the manifest's chunk ids, paths and cached vectors.
 
-    A file with a chunk whose vector is not in the cache cannot be restored without
-    embedding: it is forgotten (and its vectors dropped) so the next run indexes it again.
-    Returns (vectors written, vectors deleted, forgotten paths).
+    A chunk whose vector is not in the cache waits for it (phase two of the next run embeds
+    it, as it does for chunks phase one wrote): the store must not hold a vector for it.
+    Returns (vectors written, vectors deleted, paths with chunks waiting for a vector).
     """
-    lost = m.paths_with_uncached_vectors(dim)
-    for path in lost:
-        m.remove_file(path)
-    m.db.commit()
-    want = {cid: (path, key) for cid, path, key in m.stored_chunks()}
+    waiting = m.paths_with_uncached_vectors(dim)
+    if waiting:
+        m.set_meta(PENDING_META, "1")
+    cached_keys = _cached_keys(m, dim)
+    want = {cid: (path, key) for cid, path, key in m.stored_chunks() if key in cached_keys}
     have: set[str] = set()
     wrong: list[str] = []  # present, but under another path or with another vector
     for ids, metas, embeddings in store.pages(_PAGE):
@@ -57,4 +57,8 @@ def sync_into(m: Manifest, dim: int, store) -> tuple[int, int, list[str]]:
         part = todo[start:start + _PAGE]
         cached = m.cached_vectors([want[c][1] for c in part], dim)
         store.upsert(part, np.stack([cached[want[c][1]] for c in part]), [want[c][0] for c in part])
-    return len(todo), len(extra), lost
+    return len(todo), len(extra), waiting
+
+
+def _cached_keys(m: Manifest, dim: int) -> set[str]:
+    return {k for (k,) in m.db.execute("SELECT key FROM vectors WHERE length(vec) = ?", (dim * 4,))}

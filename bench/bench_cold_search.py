@@ -1,0 +1,74 @@
+"""Cold start of a one-off `rag search` (a new process, no watcher): p50/p95 of two code trees,
+runs interleaved so a busy machine hurts both alike.
+
+    git archive main | (mkdir -p /tmp/rag-before && tar -x -C /tmp/rag-before)
+    RAG_HOME=<a home with an index> python bench/bench_cold_search.py --before /tmp/rag-before [--runs 15]
+
+Each run is ``python -m ragcli.cli search QUERY`` with PYTHONPATH at one tree (this checkout,
+or ``--before``), RAG_DAEMON=off, from a neutral folder, timed from spawn to exit. The index
+must already exist in RAG_HOME (e.g. the Obsidian help vault: ``rag index`` it once). Prints
+figures and the after/before ratio; never asserts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+QUERIES = ["how do I create a canvas", "sync notes between devices", "what is a wikilink",
+           "keyboard shortcuts for the command palette", "embed a pdf in a note"]
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    pos = (len(ordered) - 1) * q / 100
+    low = int(pos)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (pos - low)
+
+
+def one(tree: Path, query: str, mode: str) -> float:
+    env = dict(os.environ, PYTHONPATH=str(tree), RAG_DAEMON="off")
+    started = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "ragcli.cli", "search", query, "--mode", mode],
+                          env=env, cwd=tempfile.gettempdir(), capture_output=True, text=True)
+    seconds = time.perf_counter() - started
+    if proc.returncode != 0:
+        raise SystemExit(f"{tree}: rag search failed ({proc.returncode}): {proc.stderr[-500:]}")
+    return seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--before", type=Path, required=True, help="a checkout of the code to compare with")
+    parser.add_argument("--runs", type=int, default=15, help="runs per tree")
+    parser.add_argument("--mode", default="hybrid")
+    args = parser.parse_args()
+    if not os.environ.get("RAG_HOME"):
+        raise SystemExit("set RAG_HOME to a home with an index (e.g. of the Obsidian help vault)")
+    trees = {"before": args.before.resolve(), "after": REPO}
+    for label, tree in trees.items():  # one untimed run each: the page cache, the .pyc files
+        one(tree, QUERIES[0], args.mode)
+    times: dict[str, list[float]] = {label: [] for label in trees}
+    for r in range(args.runs):
+        for label, tree in (trees.items() if r % 2 == 0 else reversed(list(trees.items()))):
+            times[label].append(one(tree, QUERIES[r % len(QUERIES)], args.mode))
+    print(f"cold `rag search --mode {args.mode}`, {args.runs} runs per tree, interleaved; "
+          f"load average {os.getloadavg()[0]:.1f}, cpu_count {os.cpu_count()}")
+    for label, values in times.items():
+        print(f"{label:7s} p50 {percentile(values, 50):6.3f} s   p95 {percentile(values, 95):6.3f} s   "
+              f"mean {statistics.mean(values):6.3f} s")
+    b, a = percentile(times["before"], 50), percentile(times["after"], 50)
+    print(f"after/before p50 ratio {a / b:.2f}, p95 ratio "
+          f"{percentile(times['after'], 95) / percentile(times['before'], 95):.2f}")
+
+
+if __name__ == "__main__":
+    main()
