@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .pdf_tables import is_figure, mend_figure
+from .pdf_tables import is_figure, is_value, mend_figure
 
 MAX_HEADER_ROWS = 4  # a taller header is more likely a block of text rows than column names
 MAX_HEADER_CELL = 60  # characters; longer is a sentence, not a column's name
@@ -84,7 +84,7 @@ def table_rows(grid: list[list[Box | None]], before: Header | None = None) -> tu
         if rows[n] and len(rows[n][0].said) <= MAX_TITLE:
             titles.append(rows[n][0].said)
         n += 1
-    header, n = _header(rows, n)
+    header, n = _header(rows, n, x0)
     if header:
         kept = Header(header, x0, x1)
     elif before is not None and before.fits(x0, x1):
@@ -104,14 +104,19 @@ def table_rows(grid: list[list[Box | None]], before: Header | None = None) -> tu
     return lines, kept
 
 
-def _header(rows: list[list[Box]], n: int) -> tuple[list[list[Box]], int]:
+def _header(rows: list[list[Box]], n: int, left: float) -> tuple[list[list[Box]], int]:
     """The header rows from row ``n`` on, and the row the body starts at ([] when the rows
-    there cannot be a header)."""
+    there cannot be a header). Below the first header row, a row with text in the leftmost
+    column is a labelled row of text ("Injury" over "Financial Loss"), not more header."""
     has_figures = any(_holds_figure(row) for row in rows[n:])
     header: list[list[Box]] = []
+    labelled = False  # the body starts with a labelled row
     while n < len(rows) and len(header) < MAX_HEADER_ROWS:
         row = rows[n]
         if _holds_figure(row) or not all(_names_a_column(c.said) for c in row):
+            break
+        if header and row[0].x0 - left < FRAME:
+            labelled = True
             break
         header.append(row)
         n += 1
@@ -119,7 +124,7 @@ def _header(rows: list[list[Box]], n: int) -> tuple[list[list[Box]], int]:
             break  # a table of text: its first row heads it
     if not header or not any(len(row) >= 2 for row in header) or n >= len(rows):
         return [], n
-    if has_figures and not _holds_figure(rows[n]):
+    if has_figures and not labelled and not _holds_figure(rows[n]):
         return [], n  # the header ran into long text, not into the figures
     return header, n
 
@@ -166,10 +171,10 @@ def _line(row: list[Box], header: list[list[Box]], title: str, group: str) -> st
 
 
 def _label_at(row: list[Box]) -> int | None:
-    """Where the row's label is: its first cell when that is text, its second when the first
-    is a number (a line or item number: "2.5.001", "#110") and the second text; None for a
-    row of figures. Text is two letters or more ("cES1324", "0xC02")."""
-    for i in range(min(2, len(row) - 1)):
-        if len(_LETTER.findall(row[i].said)) >= 2:
-            return i
+    """Where the row's label is: its first cell of text, after any numbers before it (a line
+    or item number: "2.5.001", "45" "#110"); None for a row of figures. Text is two letters
+    or more ("cES1324", "0xC02"), and not a placeholder ("N/A*": a value missing)."""
+    for i, cell in enumerate(row[:-1]):
+        if len(_LETTER.findall(cell.said)) >= 2:
+            return None if is_value(cell.said) else i
     return None
