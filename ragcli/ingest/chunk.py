@@ -25,6 +25,7 @@ from ..types import Chunk, Document, Section
 
 CHUNKER_VERSION = 3  # bump when the output changes for the same input (the index records it)
 # 2: a PDF's chunks carry what the report is about (organisation, report, period) in their heading
+# 3: a PDF page's table rows are read by pdfplumber (ruled tables too): other rows, other chunks
 
 
 def chunker_settings(config) -> dict:
