@@ -16,7 +16,7 @@ import pytest
 
 from ragcli.ingest.pdf import parse_pdf
 from ragcli.ingest.pdf_ruled import Box, table_rows
-from ragcli.ingest.pdf_tables import MARKER, Cell, mend_cells, rows_in_lines
+from ragcli.ingest.pdf_tables import MARKER, ROW, Cell, mend_cells, rows_in_lines
 
 from conftest import CORPORA, PDFS  # the paths as reached (../shared may be a symlink)
 from test_ingest_pdf import make_pdf
@@ -38,7 +38,7 @@ def _rows(path, page: int) -> list[str]:
 def _rows_in(text: str) -> list[str]:
     if MARKER not in text:
         return []
-    return text.split("\n" + MARKER + "\n", 1)[1].splitlines()
+    return [row.removeprefix(ROW) for row in text.split("\n" + MARKER + "\n", 1)[1].splitlines()]
 
 
 def _row(path, page: int, label: str) -> str:
@@ -86,6 +86,7 @@ def test_a_quarterly_table_says_each_figure_with_its_label_columns_and_period(tm
         "Product C — Three Months Ended June 30, 2024: 12; Three Months Ended June 30, 2023: 10; "
         "Six Months Ended June 30, 2024: 24; Six Months Ended June 30, 2023: 20"]
     assert pages[1].startswith("Three Months Ended June 30,")  # the plain text first, as it was
+    assert "\n" + MARKER + "\n" + ROW + "Product A — " in pages[1]  # each row a list item: quoted alone
 
 
 def _grid(*rows: list[tuple[float, float, str] | None]) -> list[list[Box | None]]:

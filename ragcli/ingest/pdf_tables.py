@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 
 MARKER = "Table rows:"
+ROW = "- "  # each row a Markdown list item (see append_rows)
 MAX_HEADER_LINES = 8  # a header taller than this is more likely text than headers
 MAX_HEADER_BLANKS = 3  # blank lines in a row that may sit inside a header or under it
 MAX_HEADER_CELL = 40  # characters; a longer cell is a sentence or a title, not a column name
@@ -84,10 +85,12 @@ def rows_in_lines(lines: list[list[Cell]]) -> list[str]:
 
 def append_rows(plain: str, rows: list[str]) -> str:
     """The page text with the rows after it: plain text untouched, so line-numbered
-    citations of the page stay valid."""
+    citations of the page stay valid. Each row is a list item: the evidence reads a chunk as
+    Markdown, and lines of one paragraph would be one run-on sentence of many rows; an item
+    is quoted on its own."""
     if not rows:
         return plain
-    return plain.rstrip("\n") + "\n\n" + MARKER + "\n" + "\n".join(rows)
+    return plain.rstrip("\n") + "\n\n" + MARKER + "\n" + "\n".join(ROW + row for row in rows)
 
 
 def mend_cells(cells: list[Cell]) -> list[Cell]:
