@@ -17,9 +17,10 @@ which cell labels a row. The rules, each for any layout:
   30," over "2024"), found by x: a header cell over the value's middle, or a value over the
   header cell's middle. Two cells of one header row over one value make it a guess: the
   row is left out, since a wrong pairing is worse than none;
-- a row's label is its first cell when that is text (or its second, after a figure such as a
-  line number); a row of figures alone is labelled by the table's title. A group is said
-  before the label.
+- a row's label is its first cell of text (after any numbers before it: a line number); a row
+  of figures alone is labelled by the table's title. A group is said before the label. A
+  label opening in lower case is the next line of a wrapped row, and two values under one
+  header are sub-columns it does not name: such rows are left out.
 """
 
 from __future__ import annotations
@@ -95,7 +96,7 @@ def table_rows(grid: list[list[Box | None]], before: Header | None = None) -> tu
     group = ""
     for row in rows[n:]:
         if len(row) == 1:
-            group = row[0].said if len(row[0].said) <= MAX_HEADER_CELL else ""
+            group = row[0].said if _is_group(row[0].said) else ""
             continue
         for split in _split_lines(row):
             line = _line(split, header, titles[-1] if titles else "", group)
@@ -152,6 +153,8 @@ def _line(row: list[Box], header: list[list[Box]], title: str, group: str) -> st
     """"Group: label — header: value; ..." for one row, or "" when a value's header is a guess."""
     at = _label_at(row)
     label = row[at].said if at is not None else title
+    if label[:1].islower():
+        return ""  # a wrapped row's next line ("after a period of inactivity."): not a row of its own
     values = [c for i, c in enumerate(row) if i != at]
     said: list[str] = []
     for value in values:
@@ -162,12 +165,21 @@ def _line(row: list[Box], header: list[list[Box]], title: str, group: str) -> st
                 return ""
             if over and over[0].said not in names:
                 names.append(over[0].said)
+        name = " ".join(names)
+        if name and any(part.startswith(name + ": ") for part in said):
+            return ""  # two values under one header: sub-columns the header does not name
         text = mend_figure(value.said)
-        said.append(f"{' '.join(names)}: {text}" if names else text)
+        said.append(f"{name}: {text}" if name else text)
     if not said:
         return ""
     label = f"{group}: {label}" if group and label else (label or group)
     return f"{label} — " * bool(label) + "; ".join(said)
+
+
+def _is_group(text: str) -> bool:
+    """A cell across the table that names the rows below it ("Counters and Timers", "Revenue:"):
+    short, opening with a capital or a figure, not ending like a piece of a sentence."""
+    return len(text) <= MAX_HEADER_CELL and not text[:1].islower() and not text.endswith((".", ",", ";"))
 
 
 def _label_at(row: list[Box]) -> int | None:
