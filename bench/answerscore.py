@@ -138,6 +138,8 @@ def score(row: dict, record: dict) -> dict:
                 covered.append(all(shows(m, shown) for m in part["must"]))
         out["parts"] = sum(covered) / len(covered)
         out["all_parts"] = all(covered)
+    if row.get("file"):  # a report: a quote from it
+        out["note_shown"] = any(str(q.get("path") or "").endswith("/" + row["file"]) for q in record["quotes"])
     if row["set"] == "paraphrase":
         want = {row["path"], *row.get("also", [])}
         shown_paths = {q.get("path", "") for q in record["quotes"]} | set(record["sources"])

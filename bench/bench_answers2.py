@@ -10,6 +10,10 @@ Sets (``bench/questions``; ``--set`` picks some, default all):
 - howto:        howto.jsonl, 40 "how do I" questions answered by a code block, list or table
                 (`must`: the block's key strings);
 - unanswerable: unanswerable_users.jsonl, 10 plausible questions no note covers.
+- reports:      reports.jsonl (issue 20), 68 questions on 6 long PDF reports of pdfs-long, half
+                a figure from a table, half a reason from the text; `facts` are the key
+                figures; the reports asked about (``--report-files`` GLOB narrows them) are
+                copied into one folder (``REPORTS``), indexed by each checkout.
 Halves: multipart/howto/unanswerable carry "split": tune|check; for the older sets, odd ids
 are tune and even ids check (as bench_paraphrase's dev/test). ``--split`` keeps one half.
 
@@ -25,6 +29,7 @@ Figures per set and checkout, from `rag ask`'s own rendering (stdout above "Sour
   answer says plainly the notes don't say it (and is not a blanket refusal);
 - facts (answers set): share of the reference facts shown verbatim;
 - note: paraphrase questions whose expected note (or an `also`) is among the quotes/sources;
+  for reports, questions with a quote from the right report;
 - words: words the reader reads (stdout above the sources), mean over answered questions;
   repeats: share of answered questions where a quote (5+ words) is printed twice;
 - support: share of the generated answer's content words in the quotes it cites; invented:
@@ -43,8 +48,10 @@ Timings come from a shared 2-core machine: compare ratios within one run.
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -57,10 +64,12 @@ from benchlib import rag_env
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("RAG_BENCH_SHARED", ROOT.parent / "shared"))
-CORPORA = {"obsidian-help": SHARED / "corpora" / "obsidian-help" / "en", "examples": ROOT / "examples" / "vault"}
+REPORTS = Path(tempfile.gettempdir()) / "ragcli-bench-reports"  # the reports asked about, copied (see main)
+CORPORA = {"obsidian-help": SHARED / "corpora" / "obsidian-help" / "en", "examples": ROOT / "examples" / "vault",
+           "reports": REPORTS}
 QUESTIONS = ROOT / "bench" / "questions"
 SETS = {"answers": "answers.jsonl", "paraphrase": "paraphrase.jsonl", "multipart": "multipart.jsonl",
-        "howto": "howto.jsonl", "unanswerable": "unanswerable_users.jsonl"}
+        "howto": "howto.jsonl", "unanswerable": "unanswerable_users.jsonl", "reports": "reports.jsonl"}
 
 
 def load_set(name: str) -> list[dict]:
@@ -68,7 +77,7 @@ def load_set(name: str) -> list[dict]:
             if line.strip()]
     for r in rows:
         r["set"] = name
-        r.setdefault("corpus", "obsidian-help")
+        r.setdefault("corpus", "reports" if name == "reports" else "obsidian-help")
         r.setdefault("answerable", True)
         if "split" not in r:
             r["split"] = "tune" if int(r["id"].split("-")[-1]) % 2 else "check"
@@ -169,6 +178,23 @@ def fmt(v) -> str:
     return str(v)
 
 
+def _copy_reports(pattern: str) -> None:
+    """The reports the question set asks about (matching ``pattern``), alone in ``REPORTS``."""
+    long = SHARED / "corpora" / "pdfs-long"
+    if not long.is_dir():
+        return
+    wanted = {json.loads(line)["file"] for line in (QUESTIONS / SETS["reports"]).read_text().splitlines()
+              if line.strip()}
+    wanted = {name for name in wanted if fnmatch.fnmatch(name, pattern)}
+    REPORTS.mkdir(exist_ok=True)
+    for old in REPORTS.glob("*.pdf"):
+        if old.name not in wanted:
+            old.unlink()  # a narrower run must not index the others
+    for name in sorted(wanted):
+        if not (REPORTS / name).exists():
+            shutil.copyfile(long / name, REPORTS / name)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--set", action="append", choices=sorted(SETS), help="repeat; default: every set")
@@ -183,13 +209,18 @@ def main() -> None:
     ap.add_argument("--json", type=Path, help="write every per-question figure and output here")
     ap.add_argument("--check-sets", action="store_true", help="only check the sets against the notes")
     ap.add_argument("--rescore", type=Path, help="score the outputs saved by an earlier --json run (no pipeline)")
+    ap.add_argument("--report-files", default="*", help="reports set: only the questions on reports matching this glob")
     args = ap.parse_args()
     if args.check_sets:
         raise SystemExit(check_sets())
     names = args.set or list(SETS)
+    if "reports" in names:
+        _copy_reports(args.report_files)
     rows = []
     for name in names:
         chosen = [r for r in load_set(name) if not args.split or r["split"] == args.split]
+        chosen = [r for r in chosen if fnmatch.fnmatch(r.get("file", ""), args.report_files)] \
+            if name == "reports" else chosen
         rows += chosen[: args.limit] if args.limit else chosen
     args.homes.mkdir(parents=True, exist_ok=True)
     checkouts = [(describe(args.code), args.code.resolve())]

@@ -23,8 +23,10 @@ from typing import Callable
 
 from ..types import Chunk, Document, Section
 
-CHUNKER_VERSION = 3  # bump when the output changes for the same input (the index records it)
+CHUNKER_VERSION = 4  # bump when the output changes for the same input (the index records it)
 # 2: a PDF's chunks carry what the report is about (organisation, report, period) in their heading
+# 3: a list longer than a chunk is cut between its items
+# 4: a PDF page's table rows are read by pdfplumber (ruled tables too), each a list item
 
 
 def chunker_settings(config) -> dict:

@@ -15,10 +15,11 @@ this module reads page by page, so one bad page costs that page, not the file:
   on table pages only (3+ rows of 3+ cells with a figure, no prose gutter: 26% of the
   chunks) it gained nothing on bench/questions/pdf_tables.jsonl (hybrid hit@5 18/20 both,
   keyword 20/20 both, vector 18 -> 17, on an 801-page subset of pdfs-long) and read
-  pages about half as fast (plain extraction to decide, then layout). Instead, a page whose
-  plain text looks like a table gets its table rows appended, read from where each string
-  sits on the page (pdf_positions.py) and said as "label — header: value" lines
-  (pdf_tables.py); the plain text stays as it is.
+  pages about half as fast (plain extraction to decide, then layout). Instead, a page that
+  may hold a table (it draws a grid, or its plain text has a line of figures) gets its table
+  rows appended, read by pdfplumber from the drawn cells or from where each word sits
+  (pdf_plumber.py) and said as "label — header: value" lines (pdf_ruled.py, pdf_tables.py);
+  the plain text stays as it is.
 
 pypdf's many exceptions become one ParseError with a short reason. pypdf is imported inside
 functions: `import ragcli.cli` must not pull it in.
@@ -36,13 +37,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..types import Document, Section
-from . import pdf_about, pdf_positions, pdf_tables
+from . import pdf_about, pdf_plumber, pdf_tables
 from .errors import ParseError
 from .pdf_limits import PdfLimits, refusal as _refusal, short as _short
 
 MAX_PAGE_WARNINGS = 5
-FRUITLESS_TABLE_PAGES = 10
-PROBE_EVERY = 10
 OUT_OF_MEMORY = "ran out of memory"
 _SPACES = re.compile(r"[ \t\u00a0]+$", re.M)
 
@@ -68,7 +67,7 @@ def parse_pdf(path: Path, data: bytes | None = None, limits: PdfLimits | None = 
             reader = pypdf.PdfReader(io.BytesIO(data), strict=False)
             _decrypt(reader)
             title, meta = _title(reader, path), _metadata(reader)
-            pages, skipped = _page_texts(reader, warnings, capture, limits, on_page)
+            pages, skipped = _page_texts(reader, data, warnings, capture, limits, on_page)
         except ParseError:
             raise
         except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, IndexError,
@@ -125,13 +124,13 @@ class PageTimeout(BaseException):
     cannot swallow it and carry on with the page."""
 
 
-def _page_texts(reader, warnings: list[str], capture, limits: PdfLimits,
+def _page_texts(reader, data: bytes, warnings: list[str], capture, limits: PdfLimits,
                 on_page: Callable[[int, int], None] | None) -> tuple[list[str], list[_Skipped]]:
     """Each page's text ("" for a page skipped) and the pages skipped."""
     from pypdf.errors import LimitReachedError, PyPdfError
 
     texts: list[str] = []
-    tables = _TableTries()
+    tables = pdf_plumber.PageTables(data)
     skipped: list[_Skipped] = []
     total = len(reader.pages)
     for n, page in enumerate(reader.pages, 1):
@@ -157,95 +156,28 @@ def _page_texts(reader, warnings: list[str], capture, limits: PdfLimits,
             skipped.append(skip)
             warnings.append(skip.warning())
         texts.append(_clean(text))
-        for m in tables.take_passed():  # a probe found rows: the pages passed over before it
-            texts[m - 1] = _clean(_with_rows_again(reader.pages[m - 1], texts[m - 1], m, warnings, limits))
         if on_page:
             on_page(n, total)
+    tables.close()
     return texts, skipped
 
 
-class _TableTries:
-    """Reading a page's text positions costs up to ~0.9 s a page (IRS tax tables), and a file
-    whose tables cannot be lined up gives no rows on most pages: after
-    ``FRUITLESS_TABLE_PAGES`` tabular-looking pages in a row without a row, only every
-    ``PROBE_EVERY``-th tabular-looking page is tried, and a row found there resumes trying
-    every page, and the pages passed over since the last probe are tried after all. The IRS
-    1040 instructions have 23 such pages (worksheets, EIC tables) before their tax tables
-    (pages 80-107): a plain give-up never reached them, a probe does (page 83, then 80-82),
-    for a tenth of the cost of trying every page."""
-
-    def __init__(self) -> None:
-        self.fruitless = 0
-        self.passed: list[int] = []  # tabular-looking pages passed over since the last probe
-        self._found_after: list[int] = []  # the passed pages of a probe that found rows
-
-    def worth_it(self, n: int) -> bool:
-        """Whether to read the rows of tabular-looking page ``n`` now."""
-        if self.fruitless < FRUITLESS_TABLE_PAGES or len(self.passed) + 1 >= PROBE_EVERY:
-            return True
-        self.passed.append(n)
-        return False
-
-    def record(self, rows: list[str]) -> list[str]:
-        if rows:
-            self.fruitless = 0
-            self._found_after = self.passed
-        else:
-            self.fruitless += 1
-        self.passed = []
-        return rows
-
-    def take_passed(self) -> list[int]:
-        """The pages to try after all, once: those passed over before a probe that found rows."""
-        pages, self._found_after = self._found_after, []
-        return pages
-
-
-def _with_table_rows(page, plain: str, n: int, warnings: list[str], tries: _TableTries) -> str:
+def _with_table_rows(page, plain: str, n: int, warnings: list[str], tables: pdf_plumber.PageTables) -> str:
     """The page's plain text, with its table rows said as readable lines after it (see
-    pdf_tables.py) when the plain text looks like it holds a table. Runs inside the page's
-    alarm and pypdf limits; any failure of this step (the alarm included) keeps the plain
-    text already read: the rows are extra, the page is not."""
-    if not pdf_tables.looks_tabular(plain) or not tries.worth_it(n):
-        return plain
-    return pdf_tables.append_rows(plain, tries.record(_rows_or_none(page, n, warnings)))
-
-
-def _with_rows_again(page, plain: str, n: int, warnings: list[str], limits: PdfLimits) -> str:
-    """A page passed over, its rows tried after all (under its own alarm)."""
+    pdf_plumber.py) when the page may hold a table. Runs inside the page's alarm and pypdf
+    limits; any failure of this step (the alarm included) keeps the plain text already read:
+    the rows are extra, the page is not."""
     rows: list[str] = []
     try:
-        with _alarm(limits.page_timeout):
-            rows = _rows_or_none(page, n, warnings)
-    except PageTimeout:  # the alarm went off between the step's own handlers
-        warnings.append(f"page {n}: table rows left out: timed out; set parse_timeout to allow longer")
-    return pdf_tables.append_rows(plain, rows)
-
-
-def _rows_or_none(page, n: int, warnings: list[str]) -> list[str]:
-    try:
-        return _table_rows(page)
+        contents = page.get_contents()
+        rows = tables.rows(n, plain, contents.get_data() if contents is not None else b"")
     except PageTimeout:
         warnings.append(f"page {n}: table rows left out: timed out; set parse_timeout to allow longer")
     except MemoryError:
         warnings.append(f"page {n}: table rows left out: {OUT_OF_MEMORY}")
-    except Exception:  # noqa: BLE001 - reading positions or layout text fails in ways of its own (limits included)
-        pass
-    return []
-
-
-def _table_rows(page) -> list[str]:
-    """Rows read from where each string sits on the page (pdf_positions). On the 21 long PDFs
-    this gave every row layout text gave, and rows on pages where layout text lets the
-    header drift off its columns (OPM FY 2016, the IRS tax tables), at the same cost; so
-    layout text is read only when the positions cannot be (a pypdf whose internals moved)."""
-    try:
-        lines = pdf_positions.page_lines(page)
-    except MemoryError:
-        raise
-    except Exception:  # noqa: BLE001 - pypdf internals (see pdf_positions), or a page they cannot read
-        return pdf_tables.table_rows(_clean(page.extract_text(extraction_mode="layout") or ""))
-    return pdf_tables.rows_in_lines(lines)
+    except Exception as exc:  # noqa: BLE001 - pdfminer fails in ways of its own, on files pypdf reads
+        warnings.append(f"page {n}: table rows left out: {_short(exc)}")
+    return pdf_tables.append_rows(plain, rows)
 
 
 class _alarm:

@@ -1,11 +1,13 @@
-"""Table rows of a PDF page, said as readable lines: "Row label — Header: value; ...".
+"""Table rows of a PDF page without ruling lines, said as readable lines: "Row label —
+Header: value; ...".
 
 pypdf's plain text turns a table into column soup (header cells one per line, then a bare
 row of figures), so nothing says which header a figure belongs to. Placed at their x
-positions (pdf_positions.py: real x spans in points; or layout mode's character columns,
-the fallback) the cells are enough to pair a figure with the header cells above it. These
-lines are only appended after the page's plain text (layout mode hurt two-column papers as
-page text, see pdf.py).
+positions (pdf_plumber.py: pdfplumber's public character positions, in points) the cells
+are enough to pair a figure with the header cells above it. Tables drawn with ruling lines
+are read from their drawn cells instead (pdf_ruled.py); these rules read the rest. The
+lines are only appended after the page's plain text (layout mode hurt two-column papers
+as page text, see pdf.py).
 
 The answer may only say what the cited text says, so a wrong pairing is worse than none:
 a row is emitted only when every value in it pairs with exactly one header column, and a
@@ -18,6 +20,7 @@ import re
 from dataclasses import dataclass
 
 MARKER = "Table rows:"
+ROW = "- "  # each row a Markdown list item (see append_rows)
 MAX_HEADER_LINES = 8  # a header taller than this is more likely text than headers
 MAX_HEADER_BLANKS = 3  # blank lines in a row that may sit inside a header or under it
 MAX_HEADER_CELL = 40  # characters; a longer cell is a sentence or a title, not a column name
@@ -28,8 +31,6 @@ MAX_GAP_LINES = 6  # lines of wrapped labels (or blank) a table may hold between
 _NUMBER = re.compile(r"^[(\[]?[-−–+]?[$€£]?[≥≤<>~]?[-−–+]?\d(?:[\d,]*\d)?(?:\.\d+)?(?:[eE][-+]?\d+)?%?[)\]]?\*?$")
 _PLACEHOLDER = re.compile(r"^(?:[-−–—*]|n/?a|N/?A|NA|--|\.\.\.|…)\**$")
 _YEAR = re.compile(r"^(?:FY ?)?(?:19|20)\d\d[A-Za-z]?$")
-# runs of text separated by two or more spaces: layout mode's column gaps
-_CELL = re.compile(r"\S+(?: \S+)*")
 _SPACE_DOT = re.compile(r"(?<=\d) \.(?=\d)")
 _DOT_SPACE = re.compile(r"(\d)\. (\d)")
 _DIGIT = re.compile(r"\d")
@@ -40,8 +41,8 @@ _CURRENCY = {"$", "€", "£"}
 
 @dataclass(frozen=True)
 class Cell:
-    start: float  # first character column of layout text, or x in points (pdf_positions)
-    end: float  # one past the last character column, or the x where the text ends
+    start: float  # x in points where the text starts
+    end: float  # x where the text ends
     text: str
 
     def overlaps(self, other: Cell) -> bool:
@@ -50,7 +51,7 @@ class Cell:
 
 def looks_tabular(plain: str) -> bool:
     """Cheap test on the plain text: a line with 3+ figures that are most of its words. Only
-    such pages pay for layout extraction."""
+    such pages pay for reading positions outside ruled tables."""
     for line in plain.splitlines():
         words = line.split()
         if len(words) < 3:
@@ -61,14 +62,9 @@ def looks_tabular(plain: str) -> bool:
     return False
 
 
-def table_rows(layout: str) -> list[str]:
-    """Readable lines for the table rows found in a page's layout-mode text."""
-    return rows_in_lines([_cells(line) for line in layout.splitlines()])
-
-
 def rows_in_lines(lines: list[list[Cell]]) -> list[str]:
     """Readable lines for the table rows found in a page's lines of cells, top to bottom
-    (an empty line is a blank one): from layout text, or placed by pdf_positions."""
+    (an empty line is a blank one), as placed by pdf_plumber.page_lines."""
     rows: list[str] = []
     for first, last in _blocks(lines):
         header = _header(lines, first)
@@ -89,20 +85,18 @@ def rows_in_lines(lines: list[list[Cell]]) -> list[str]:
 
 def append_rows(plain: str, rows: list[str]) -> str:
     """The page text with the rows after it: plain text untouched, so line-numbered
-    citations of the page stay valid."""
+    citations of the page stay valid. Each row is a list item: the evidence reads a chunk as
+    Markdown, and lines of one paragraph would be one run-on sentence of many rows; an item
+    is quoted on its own."""
     if not rows:
         return plain
-    return plain.rstrip("\n") + "\n\n" + MARKER + "\n" + "\n".join(rows)
-
-
-def _cells(line: str) -> list[Cell]:
-    return mend_cells([Cell(m.start(), m.end(), m.group()) for m in _CELL.finditer(line)])
+    return plain.rstrip("\n") + "\n\n" + MARKER + "\n" + "\n".join(ROW + row for row in rows)
 
 
 def mend_cells(cells: list[Cell]) -> list[Cell]:
-    """Figures mended (see _mend_figure), and a currency sign set apart from its figure
+    """Figures mended (see mend_figure), and a currency sign set apart from its figure
     ("$      1,234") joined to it: it belongs to the figure."""
-    cells = [Cell(c.start, c.end, _mend_figure(c.text)) for c in cells]
+    cells = [Cell(c.start, c.end, mend_figure(c.text)) for c in cells]
     merged: list[Cell] = []
     for cell in cells:
         if merged and merged[-1].text in _CURRENCY:
@@ -112,16 +106,20 @@ def mend_cells(cells: list[Cell]) -> list[Cell]:
     return merged
 
 
-def _mend_figure(text: str) -> str:
-    """Undo the space layout mode puts inside a kerned figure ("100 .00%", "2 .5 .001",
-    "97. 8"): a space before a decimal point never occurs in prose, and one after it is
+def mend_figure(text: str) -> str:
+    """Undo the space a kerned figure reads with ("100 .00%", "2 .5 .001", "97. 8", in plain
+    text and in words split at a wide kern): a space before a decimal point never occurs in prose, and one after it is
     mended only when the whole cell then reads as a figure."""
     text = _SPACE_DOT.sub(".", text)
     mended = _DOT_SPACE.sub(r"\1.\2", text)
     return mended if _NUMBER.match(mended) else text
 
 
-def _is_value(text: str) -> bool:
+def is_figure(text: str) -> bool:
+    return bool(_NUMBER.match(text))
+
+
+def is_value(text: str) -> bool:
     return bool(_NUMBER.match(text) or _PLACEHOLDER.match(text))
 
 
@@ -145,7 +143,7 @@ def _split_label(cells: list[Cell]) -> tuple[str, list[Cell]]:
     """(row label, value cells): the leading text cells are the label (a label wrapped over
     several lines can put its middle line in a second column, beside the figures)."""
     n = 0
-    while n < len(cells) and not _is_value(cells[n].text):
+    while n < len(cells) and not is_value(cells[n].text):
         n += 1
     return " ".join(c.text for c in cells[:n]), cells[n:]
 
@@ -344,9 +342,9 @@ def _pair(cells: list[Cell], header: list[tuple[int, list[Cell]]],
         return []  # a column of running text beside the table: it is not the row's label
     if not all(c.text.isprintable() for c in cells):
         return []  # a glyph with no text ("\x13" for a check mark): the row's meaning is unknown
-    if any(not _is_value(v.text) and _DIGIT.search(v.text) for v in values):
+    if any(not is_value(v.text) and _DIGIT.search(v.text) for v in values):
         return []  # two figures run together ("2.8%30.6%"): their columns are unknown
-    if any(not _is_value(v.text) and _is_phrase(v.text) for v in values):
+    if any(not is_value(v.text) and _is_phrase(v.text) for v in values):
         return []  # a phrase among the figures: a label wrapped past its first cell ("1.01")
     if any(_opens_with_figure(c.text) for c in cells[1:len(cells) - len(values)]):
         return []  # figures the label swallowed ("84.1/90.9"): their columns are unknown

@@ -1,0 +1,99 @@
+"""A figure asked for, read from a table row among the quotes: the direct answer, with its
+unit and period.
+
+A PDF page's table rows read "Label — Header: value; Header: value; ..." (ingest/pdf_ruled.py,
+ingest/pdf_tables.py): the header carries the period ("FY 2016 Results", "Three Months Ended
+June 30, 2024") and often the unit, the value its sign ("$", "%"). So a figure needs no model
+to be said: the row whose label and header share the most words with the question gives it,
+when the question names no period or the header names every one it does. The answer is the row
+as printed, cut to that cell ("71.3% — OPM's ... Engagement Index score, FY 2016 Results
+[1]"): every word of it is in the quote it cites.
+
+It says nothing when no row is clearly the one asked about: fewer than ``MIN_SHARED`` words
+in common, or two rows sharing as many (a guess is worse than the quotes alone).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..ingest.pdf_tables import ROW, is_figure
+from ..types import Quote
+from ..words import query_terms
+
+MIN_SHARED = 2  # question words a row's label and header must share with the question
+_ROW = re.compile(r"^(?P<label>.+?) — (?P<cells>.+)$")
+_CELL_SEP = "; "
+# the periods a question and a header name: years (fiscal or not), quarters, months-ended spans
+_PERIOD = re.compile(r"\b(?:fy ?|fiscal (?:year )?)?((?:19|20)\d\d)\b|\b(q[1-4])\b|"
+                     r"\b(first|second|third|fourth) quarter\b|\b(three|six|nine|twelve) months\b", re.I)
+_QUARTERS = {"first": "q1", "second": "q2", "third": "q3", "fourth": "q4"}
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One cell of one table row: what it is (label, header) and its value."""
+
+    value: str
+    label: str
+    header: str
+    n: int  # the quote that holds the row
+    shared: int  # question words the label and header share
+
+    def sentence(self) -> str:
+        return f"{self.value} — {self.label}, {self.header} [{self.n}]."
+
+
+def direct_figure(question: str, quotes: Sequence[Quote]) -> Figure | None:
+    """The figure the question asks for, from a table row among ``quotes``; None when no row
+    is clearly it."""
+    asked = query_terms(_PERIOD.sub(" ", question))
+    periods = _periods(question)
+    found: list[Figure] = []
+    for quote in quotes:
+        for line in quote.text.splitlines():
+            match = _ROW.match(line.strip().removeprefix(ROW.strip()).strip())
+            if match:
+                found += _cells(match["label"], match["cells"], quote.n, asked, periods)
+    if not found:
+        return None
+    found.sort(key=lambda f: -f.shared)
+    best = found[0]
+    rival = next((f for f in found[1:] if f.shared == best.shared and f.label != best.label), None)
+    return best if best.shared >= MIN_SHARED and rival is None else None
+
+
+def with_figure(question: str, quotes: Sequence[Quote], text: str) -> str:
+    """``text`` (an answer, or "" for quotes alone) led by the figure asked for, when a row
+    holds it and the text does not say it already."""
+    figure = direct_figure(question, quotes)
+    if figure is None or figure.value in text:
+        return text
+    return f"{figure.sentence()} {text}".strip()
+
+
+def _cells(label: str, cells: str, n: int, asked: set[str], periods: set[str]) -> list[Figure]:
+    """The row's figures whose header fits the periods asked, each scored by the words its
+    label and header share with the question. A row's first figure of the period wins its
+    ties ("FY 2016 Results" before "FY 2016 Target"): a result is asked more than a target."""
+    out: list[Figure] = []
+    label_terms = query_terms(_PERIOD.sub(" ", label))
+    for cell in cells.split(_CELL_SEP):
+        header, sep, value = cell.rpartition(": ")
+        if not sep or not is_figure(value):
+            continue
+        if not periods <= _periods(header):
+            continue  # the question names another period (or two: a comparison is the model's)
+        shared = len(asked & (label_terms | query_terms(_PERIOD.sub(" ", header))))
+        if not any(f.shared >= shared for f in out):
+            out.append(Figure(value, label, header, n, shared))
+    return out
+
+
+def _periods(text: str) -> set[str]:
+    found = set()
+    for year, quarter, ordinal, months in _PERIOD.findall(text):
+        found.add(year or quarter.lower() or _QUARTERS.get(ordinal.lower(), "") or months.lower())
+    return found - {""}

@@ -1,0 +1,50 @@
+"""The figure a question asks for, said from a table row among the quotes (ragcli/retrieve/figures.py).
+The rows are as the PDF reader writes them (tests/test_pdf_tables.py makes them from real pages)."""
+
+from __future__ import annotations
+
+from ragcli.retrieve.figures import direct_figure, with_figure
+from ragcli.types import Quote
+
+OPM = ("- PERFORMANCE MEASURE: OPM’s Federal Employee Viewpoint Survey Employee Engagement Index score — "
+       "FY 2012 Results: 71%; FY 2013 Results: 72%; FY 2014 Results: 72%; FY 2015 Results: 71.1%; "
+       "FY 2016 Results: 71.3%; FY 2016 Target: ≥73%; FY 2016 Target Met/ Not Met: Not Met")
+IQ = ("- PERFORMANCE MEASURE: Overall New IQ score — FY 2012 Results: 63%; FY 2013 Results: 64%; "
+      "FY 2014 Results: 64%; FY 2015 Results: 64%; FY 2016 Results: 64%; FY 2016 Target: ≥66%")
+TENQ = ("- Product A — Three Months Ended June 30, 2024: 1,234; Three Months Ended June 30, 2023: 1,100; "
+        "Six Months Ended June 30, 2024: 2,468; Six Months Ended June 30, 2023: 2,200")
+
+
+def _quote(n: int, text: str) -> Quote:
+    return Quote(n, text, "item", "/r/report.pdf", "Report", "Report", 40, 40, 51, 0.6)
+
+
+def test_the_figure_of_the_period_asked_for() -> None:
+    quotes = [_quote(1, IQ), _quote(2, OPM)]
+    figure = direct_figure("What was OPM's employee engagement index score in fiscal 2016?", quotes)
+    assert figure is not None and (figure.value, figure.header, figure.n) == ("71.3%", "FY 2016 Results", 2)
+    assert figure.sentence().startswith("71.3% — PERFORMANCE MEASURE: OPM’s Federal Employee")
+    target = direct_figure("What was the target for OPM's engagement index score in FY 2016?", quotes)
+    assert target is not None and target.value == "≥73%"
+    earlier = direct_figure("What was the New IQ score in 2014?", quotes)
+    assert earlier is not None and (earlier.value, earlier.header) == ("64%", "FY 2014 Results")
+
+
+def test_a_quarter_named_in_words() -> None:
+    figure = direct_figure("How much did Product A sell in the six months ended June 30, 2023?", [_quote(1, TENQ)])
+    assert figure is not None and figure.value == "2,200"
+
+
+def test_no_figure_when_no_row_is_clearly_the_one() -> None:
+    quotes = [_quote(1, IQ), _quote(2, OPM)]
+    assert direct_figure("What was the score in 2016?", quotes) is None  # two rows fit as well
+    assert direct_figure("What was OPM's engagement score in 2019?", quotes) is None  # no such period
+    assert direct_figure("Why did engagement stay flat?", [_quote(1, "Gains were offset by FIS.")]) is None
+
+
+def test_an_answer_is_led_by_the_figure_unless_it_says_it() -> None:
+    quotes = [_quote(1, OPM)]
+    question = "What was OPM's engagement index score in FY 2016?"
+    assert with_figure(question, quotes, "").startswith("71.3% — ")
+    assert with_figure(question, quotes, "It was 71.3% [1].") == "It was 71.3% [1]."
+    assert with_figure(question, quotes, "It rose [1].").endswith("[1]. It rose [1].")
