@@ -29,6 +29,12 @@ class Vectors:
         self._caught_up = False  # on a Chroma server: the collection was compared with the manifest
         self._fill = None  # what fills a server's collection that lost vectors (a reader may not)
 
+    @property
+    def writes(self) -> bool:
+        """A writer's store: it fills a server's collection that lost vectors, and its reads
+        must see its own writes (so never the flat search of a reader)."""
+        return self._fill is not None
+
     def store(self):
         if self._store is None:
             self._store = self._open()
