@@ -108,6 +108,8 @@ def test_plain_output_groups_quotes_under_their_note(help_vault_env, monkeypatch
     # each note is named once, above its quotes; each quote once
     assert len({h for h in headers if ".md" in h}) == len([h for h in headers if ".md" in h])
     assert len(set(quotes)) == len(quotes)
+    numbers = [int(re.match(r"  \[(\d+)\]", q).group(1)) for q in quotes]
+    assert numbers == list(range(1, len(numbers) + 1))  # numbered down the page, as grouped
     assert "Sources:" not in out and "Your notes say" not in out
 
 

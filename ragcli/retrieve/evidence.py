@@ -172,7 +172,7 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
         chosen.append((base, unit))
     if not parts:
         chosen.sort(key=lambda c: -c[0])
-    kept = _dedupe_contained(chosen)
+    kept = _in_reading_order(_dedupe_contained(chosen))
     quotes = [_quote(n, score, unit) for n, (score, unit) in enumerate(kept, 1)]
     return Evidence(quotes, parts, part_scores, missing)
 
@@ -198,6 +198,15 @@ def _dedupe_contained(chosen: list[tuple[float, Unit]]) -> list[tuple[float, Uni
         if not any(covers(j) for j in range(len(shown)) if j != i):
             kept.append((score, unit))
     return kept
+
+
+def _in_reading_order(kept: list[tuple[float, Unit]]) -> list[tuple[float, Unit]]:
+    """The quotes as the reader meets them: grouped under their note and heading (in the order
+    the groups first come), so the numbers run 1, 2, 3 down the page, not [1] [3] [2]."""
+    groups: dict[tuple, int] = {}
+    for _score, unit in kept:
+        groups.setdefault((unit.chunk.path, unit.chunk.heading, unit.chunk.page), len(groups))
+    return sorted(kept, key=lambda c: groups[(c[1].chunk.path, c[1].chunk.heading, c[1].chunk.page)])
 
 
 def _shown_text(unit: Unit) -> str:
