@@ -48,12 +48,13 @@ def one(tree: Path, query: str, mode: str) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--before", type=Path, required=True, help="a checkout of the code to compare with")
+    parser.add_argument("--after", type=Path, default=REPO, help="the code to measure (default: this checkout)")
     parser.add_argument("--runs", type=int, default=15, help="runs per tree")
     parser.add_argument("--mode", default="hybrid")
     args = parser.parse_args()
     if not os.environ.get("RAG_HOME"):
         raise SystemExit("set RAG_HOME to a home with an index (e.g. of the Obsidian help vault)")
-    trees = {"before": args.before.resolve(), "after": REPO}
+    trees = {"before": args.before.resolve(), "after": args.after.resolve()}
     for label, tree in trees.items():  # one untimed run each: the page cache, the .pyc files
         one(tree, QUERIES[0], args.mode)
     times: dict[str, list[float]] = {label: [] for label in trees}
