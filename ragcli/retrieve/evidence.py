@@ -133,9 +133,9 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
                     + W_PLACE / math.sqrt(units[k].hit.rank or 1))
             unit = units[k]
             bonus = figure * has_figure[pos] + (W_TYPE if kind is not None and kind.search(unit.text) else 0.0)
-            if unit.kind == "block" and unit.text.startswith("\n") and not procedure:
+            if unit.kind == "steps" and not procedure:
                 bonus = 0.0  # numbered steps answer "how do I", not "how hot": a step holding the figure does
-            if procedure and unit.kind in ("block", "code"):
+            if procedure and unit.kind in ("block", "code", "steps"):
                 bonus += W_PROCEDURE
             if unit.kind != "block" and unit.text.rstrip().endswith(":"):
                 bonus -= W_PROCEDURE

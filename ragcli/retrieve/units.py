@@ -51,7 +51,7 @@ class Unit:
     with the block it introduces ("block": its text is the lead-in, a newline, the block)."""
 
     text: str  # as it stands in the note (callout '>' and list markers kept off)
-    kind: str  # "sentence", "line", "item", "row", "code", "block"
+    kind: str  # "sentence", "line", "item", "row", "code", "block", "steps" (a numbered list whole)
     line_start: int
     line_end: int
     hit: Hit
@@ -95,8 +95,8 @@ def split_units(hit: Hit) -> list[Unit]:
     # Numbered steps are one procedure: quotable whole (within the block bounds) besides step by step.
     for i, block in enumerate(blocks):
         if block.ordered and i not in led and len(block.units) > 1:
-            steps = _lead_in_unit(Unit("", "block", 0, 0, hit), block, lines, hit, line_no)
-            units.append(Unit(steps.text, "block", line_no(block.start), steps.line_end, hit))
+            body, last = _block_lines(block, lines)
+            units.append(Unit("\n".join(body), "steps", line_no(block.start), line_no(last), hit))
     return [u for u in units if (len(u.text) >= MIN_UNIT_CHARS or u.kind in ("row", "code"))
             and not INSTRUCTION.search(u.text)]
 
@@ -223,8 +223,14 @@ def _row_text(cells: list[str], names: list[str]) -> str:
 
 
 def _lead_in_unit(lead: Unit, block: _Block, lines: list[str], hit: Hit, line_no) -> Unit:
-    """The lead-in sentence with the block it introduces, as the note shows it (list markers and
-    table pipes kept, code fences left off), up to MAX_BLOCK_LINES lines."""
+    """The lead-in sentence with the block it introduces, up to MAX_BLOCK_LINES lines."""
+    body, last = _block_lines(block, lines)
+    return Unit(lead.text.rstrip() + "\n" + "\n".join(body), "block", lead.line_start, line_no(last), hit)
+
+
+def _block_lines(block: _Block, lines: list[str]) -> tuple[list[str], int]:
+    """A block as the note shows it (list markers and table pipes kept, code fences left off),
+    up to MAX_BLOCK_LINES lines and MAX_BLOCK_CHARS, and the index of its last line kept."""
     body, size = [], 0
     last = block.start
     for k in range(block.start, min(block.end, len(lines))):
@@ -238,5 +244,4 @@ def _lead_in_unit(lead: Unit, block: _Block, lines: list[str], hit: Hit, line_no
         last = k if line.strip() else last
     while body and not body[-1].strip():
         body.pop()
-    text = lead.text.rstrip() + "\n" + "\n".join(body)
-    return Unit(text, "block", lead.line_start, line_no(last), hit)
+    return body, last
