@@ -98,6 +98,24 @@ def test_numbered_steps_are_one_quotable_procedure():
     assert any(u.kind == "item" and u.text == "Add starter and salt." for u in units)  # each step too
 
 
+def test_a_list_that_opens_its_section_is_quotable_whole():
+    """"What do I need to buy?" is answered by the "Parts list" section's list, not one item."""
+    body = "- Valve: RB-75.\n- Regulator at 1.7 bar.\n- Timer: X-Core.\n\nMore text after it here."
+    hit = Hit(Chunk("c", "/n.md", "N", "N > Parts list", body, 14, 18), 1.0, 1)
+    whole = [u for u in split_units(hit) if u.kind == "steps"]
+    assert [(u.text, u.line_start, u.line_end) for u in whole] == [(body.split("\n\n")[0], 14, 16)]
+    mid = Hit(Chunk("c", "/n.md", "N", "N > Parts list", "Some prose first.\n\n" + body, 12, 18), 1.0, 1)
+    assert not [u for u in split_units(mid) if u.kind == "steps"]  # a list after prose is not led by the heading
+
+
+def test_rows_of_a_table_cut_from_its_header_are_still_rows():
+    """A long table is chunked between rows: the rows after the cut have no header line."""
+    body = "| **Next tab** | `Ctrl`+`Tab` |\n| **Previous tab** | `Ctrl`+`Shift`+`Tab` |"
+    hit = Hit(Chunk("c", "/n.md", "N", "Tabs", body, 93, 94), 1.0, 1)
+    rows = [(u.kind, u.text, u.line_start) for u in split_units(hit)]
+    assert rows == [("row", "**Next tab** | `Ctrl`+`Tab`", 93), ("row", "**Previous tab** | `Ctrl`+`Shift`+`Tab`", 94)]
+
+
 def test_quotes_are_exact_and_shown_before_generation(example_vault_env, monkeypatch, capsys):
     """--quotes loads no generator and every quote's text is in the file at its lines."""
     _use(monkeypatch, example_vault_env)

@@ -135,3 +135,27 @@ def test_a_long_list_is_cut_between_its_items(counter) -> None:
         assert c.text.split("\n")[0] == file_lines[c.line_start - 10]  # its first line is where it says
         assert all(line in file_lines for line in c.text.split("\n"))
     assert all(f"- Plugin {i}" in "\n".join(c.text for c in chunks) for i in range(40))
+
+
+def test_long_table_is_cut_between_rows_and_keeps_its_lines() -> None:
+    rows = ["| Key | What |", "|---|---|"] + [f"| key{i} | does thing number {i} here |" for i in range(40)]
+    text = "Shortcuts:\n\n" + "\n".join(rows)  # the table starts on line 3 of the section
+    chunks = chunk_document(_doc(Section(("T", "Keys"), text, 1, 44)), words, 60, 8)
+    assert len(chunks) > 2
+    seen = set()
+    for c in chunks:
+        lines = c.text.split("\n")
+        for k, line in enumerate(lines):
+            if line.startswith("| key"):  # each row on its own line, on its file line
+                assert line == rows[c.line_start + k - 3], (c.line_start, k, line)
+                seen.add(line)
+    assert seen == set(rows[2:])
+
+
+def test_a_long_wrapped_paragraph_keeps_its_line_breaks() -> None:
+    lines = [f"Line {i} says one short thing. And then another thing." for i in range(30)]
+    chunks = chunk_document(_doc(Section(("T",), "\n".join(lines), 5, 34)), words, 60, 0)
+    assert len(chunks) > 2
+    for c in chunks:
+        for k, line in enumerate(c.text.split("\n")):
+            assert line in lines[c.line_start + k - 5]  # a chunk may open or end between sentences

@@ -23,7 +23,7 @@ from typing import Callable
 
 from ..types import Chunk, Document, Section
 
-CHUNKER_VERSION = 4  # bump when the output changes for the same input (the index records it)
+CHUNKER_VERSION = 5  # bump when the output changes for the same input (the index records it)
 # 2: a PDF's chunks carry what the report is about (organisation, report, period) in their heading
 # 3: a list longer than a chunk is cut between its items
 # 4: a PDF page's table rows are read by pdfplumber (ruled tables too), each a list item
@@ -42,6 +42,7 @@ _SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+|\n+")
 _WORD = re.compile(r"\S+\s*")
 _HAS_WORD = re.compile(r"\w")
 _LIST_ITEM = re.compile(r"^(?:[-*+]|\d{1,9}[.)])\s")
+_TABLE_ROW = re.compile(r"^\s*\|")
 _ITEM_START = re.compile(r"\n(?=(?:[-*+]|\d{1,9}[.)])\s)")  # a line that opens a top-level list item
 
 
@@ -160,6 +161,10 @@ def _split(unit: _Unit) -> list[_Unit]:
         parts = _split_at(unit, _ITEM_START, "line")
         if len(parts) > 1:
             return parts
+    if unit.kind == "para" and all(_TABLE_ROW.match(ln) for ln in unit.text.split("\n")):
+        parts = _split_at(unit, re.compile(r"\n"), "line")  # a table is cut between its rows
+        if len(parts) > 1:
+            return parts
     if unit.kind in ("para", "code"):
         pattern = _SENTENCE_END if unit.kind == "para" else re.compile(r"\n")
         parts = _split_at(unit, pattern, "sentence" if unit.kind == "para" else "line")
@@ -228,6 +233,8 @@ def _join(units: list[_Unit]) -> str:
             text += "\n" + unit.text
         elif unit.kind == "chars":
             text += unit.text
+        elif unit.line_start > prev.line_end:  # a sentence that began a line of the note still does,
+            text += "\n" + unit.text  # so the chunk's lines stay the file's lines
         else:
             text += " " + unit.text
     return text

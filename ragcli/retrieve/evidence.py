@@ -47,7 +47,8 @@ W_PROCEDURE = 0.05
 # espresso the question began with, so a unit of the Espresso note beats one of Pour over.
 W_SUBJECT = 0.3
 _HOW = re.compile(r"\bhow (?:do|can|should|would|could) (?:i|you|we|one)\b|\bhow to\b|\bwhat(?:'s| is) the "
-                  r"(?:syntax|command|shortcut|code)\b", re.I)
+                  r"(?:syntax|command|shortcut|code)\b|\bstep by step\b|\bwalk (?:me|us) through\b|"
+                  r"\bwhat (?:are|were) the steps\b|\bwhat do (?:i|we) need\b", re.I)
 
 
 # ----------------------------------------------------------------------------- scoring

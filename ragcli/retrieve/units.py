@@ -32,6 +32,7 @@ WHOLE_CODE_LINES = 12  # a code block up to this long is one unit; a longer one,
 _md = MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"], ignoreInvalid=True)
 _CALLOUT = re.compile(r"^\[![\w-]+\][+-]?\s*")
 _ITEM_MARK = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?")
+_PIPE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 _QUOTE_MARK = re.compile(r"^\s*(?:>\s?)+")
 # A sentence that announces what follows: it ends in a colon, or says "as follows" and the like.
 _LEAD_IN = re.compile(r"(?::|\bas follows\.?|\bthe following\.?|\blike this\.?|\bfor example\.?)\s*$", re.I)
@@ -93,8 +94,11 @@ def split_units(hit: Hit) -> list[Unit]:
             units[units.index(lead)] = joined
             led.add(i + 1)
     # Numbered steps are one procedure: quotable whole (within the block bounds) besides step by step.
+    # So is a list that opens its section: its heading ("Parts list", "Steps") leads into it as a
+    # sentence would, and "what do I need to buy" is answered by the list, not by one of its items.
     for i, block in enumerate(blocks):
-        if block.ordered and i not in led and len(block.units) > 1:
+        under_heading = i == 0 and block.kind == "list" and bool(chunk.heading) and block.start == 0
+        if (block.ordered or under_heading) and i not in led and len(block.units) > 1:
             body, last = _block_lines(block, lines)
             units.append(Unit("\n".join(body), "steps", line_no(block.start), line_no(last), hit))
     return [u for u in units if (len(u.text) >= MIN_UNIT_CHARS or u.kind in ("row", "code"))
@@ -122,6 +126,8 @@ def _read_blocks(text: str, lines: list[str], hit: Hit, line_no) -> list[_Block]
             if lists:
                 item = " ".join(_ITEM_MARK.sub("", ln).strip() for ln in content.split("\n"))
                 blocks[-1].units += _sentences(item, "item", line_no(start), line_no(end - 1), hit)
+            elif _headless_table(content):
+                blocks.append(_Block("table", start, end, _loose_rows(content, start, hit, line_no)))
             else:
                 blocks.append(_Block("paragraph", start, end,
                                      _paragraph(content, start, end, hit, line_no)))
@@ -213,6 +219,21 @@ def _rows(table: list[list[str]], row_lines: list[int], hit: Hit, line_no) -> li
     for cells, line in zip(table[1:], row_lines[1:]):
         if any(cells):
             units.append(Unit(_row_text(cells, table[0]), "row", line_no(line), line_no(line), hit, header))
+    return units
+
+
+def _headless_table(content: str) -> bool:
+    """Rows of a table whose header is in the chunk before (a long table is cut between rows)."""
+    lines = content.split("\n")
+    return all(_PIPE_ROW.match(ln) for ln in lines)
+
+
+def _loose_rows(content: str, start: int, hit: Hit, line_no) -> list[Unit]:
+    units = []
+    for k, line in enumerate(content.split("\n")):
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if any(c.strip(" -:") for c in cells):
+            units.append(Unit(" | ".join(cells), "row", line_no(start + k), line_no(start + k), hit))
     return units
 
 
