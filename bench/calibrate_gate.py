@@ -31,9 +31,9 @@ from bench_answers import CORPORA, build_homes  # noqa: E402
 SETS = ("answers", "paraphrase", "multipart", "howto", "unanswerable_users")
 
 
-def load(split: str | None) -> list[dict]:
+def load(split: str | None, sets=SETS) -> list[dict]:
     rows = []
-    for name in SETS:
+    for name in sets:
         path = ROOT / "bench" / "questions" / f"{name}.jsonl"
         if not path.exists():
             continue
@@ -157,10 +157,11 @@ def main() -> None:
     ap.add_argument("--tentative", type=float)
     ap.add_argument("--strong", type=float)
     ap.add_argument("--dump", type=Path, help="write the features as JSON lines")
+    ap.add_argument("--sets", nargs="+", choices=SETS, default=SETS, help="the question sets to read")
     args = ap.parse_args()
     from ragcli.pipeline import answer as a
 
-    feats = features(load(args.split), build_homes(args.homes))
+    feats = features(load(args.split, args.sets), build_homes(args.homes))
     if args.dump:
         args.dump.write_text("".join(json.dumps(f) + "\n" for f in feats))
     floor = args.floor if args.floor is not None else a.EVIDENCE_FLOOR

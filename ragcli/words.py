@@ -8,14 +8,21 @@ import functools
 import re
 
 _WORD = re.compile(r"[a-z0-9]+")
+# Function words: the question's frame ("how long should the shot take"), not its subject. A
+# note that happens to say "should" is no closer to the answer.
 _STOP = frozenset(
-    "a an and are as at be by can do does for from how i if in into is it its me my of on or "
-    "the this that to was what when where which who why will with you your yours".split())
+    "a an and are as at be been being by can could did do does for from had has have how i if in "
+    "into is it its me might must my of on or our shall should so than that the their them then "
+    "take takes taken took there these they this those to us was we were what when where which who "
+    "whom whose why will with would you your yours".split())
+# "how long", "how many": the words asking for a figure, not what the figure is of
+_ASKING = re.compile(r"\bhow (?:long|many|much|often|far)\b")
 
 
 def query_terms(text: str) -> set[str]:
     """Content words of a question, crudely stemmed (plural/verb endings)."""
-    return {_stem(w) for w in _WORD.findall(text.lower()) if w not in _STOP and len(w) > 1}
+    text = _ASKING.sub(" ", text.lower())
+    return {_stem(w) for w in _WORD.findall(text) if w not in _STOP and len(w) > 1}
 
 
 def _stem(word: str) -> str:
@@ -91,8 +98,10 @@ def asks_figure(question: str) -> bool:
 # What kind of figure a question asks for, and how a passage that holds one reads.
 _NUM = (r"(?:\d[\d.,]*|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|"
         r"thirty|forty|forty-five|fifty|ninety|a few|several|an?)")
-_DURATION = re.compile(rf"\b{_NUM}\s*(?:(?:-|–|to|or)\s*{_NUM}\s*)?(?:s|secs?|seconds?|min|mins|minutes?|h|hrs?|hours?|"
-                       r"days?|weeks?|months?|years?)\b|\b\d{1,2}:\d{2}\b|\bovernight\b", re.I)
+# "30 s", "2h" with digits; a number in words needs its space and a whole unit ("as" is not "a s")
+_DURATION = re.compile(rf"\b{_NUM}\s*(?:(?:-|–|to|or)\s*{_NUM}\s*)?(?:secs?|seconds?|mins?|minutes?|hrs?|hours?|"
+                       r"days?|weeks?|months?|years?)\b|\b\d[\d.,]*\s*(?:s|h)\b|\b\d{1,2}:\d{2}\b|\bovernight\b",
+                       re.I)
 _TEMPERATURE = re.compile(r"\d\s*°|\d\s*degrees?\b", re.I)
 _WHEN = re.compile(r"\b\d{1,2}:\d{2}\b|\b\d{4}-\d{2}-\d{2}\b|\b(?:1[89]|20)\d{2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|"
                    r"aug|sep|oct|nov|dec)[a-z]*\b|\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|\b(?:morning|evening|"

@@ -378,6 +378,18 @@ def test_a_part_no_note_answers_is_said_plainly(example_vault_env, monkeypatch, 
     assert "Your notes don't say: which hotel did we book?" in capsys.readouterr().out
 
 
+def test_words_of_the_question_frame_are_not_its_subject():
+    """"how long should the shot take" is about a shot: "should" and "take" in a note about pour
+    over say nothing; "as" is not "a s(econd)"."""
+    from ragcli.words import holds_figure, query_terms
+
+    assert query_terms("How long should the shot take?") == {"shot"}
+    assert query_terms("How many clicks for espresso?") == {"click", "espresso"}
+    assert not holds_figure("Channeling shows up as spritzing and a sour, thin shot.", "how long should it take")
+    assert holds_figure("Dose 18 g in, 36 g out, in 25 to 30 seconds.", "how long should it take")
+    assert holds_figure("Rest it for 2h, then 30 s more.", "how long")
+
+
 def test_a_price_is_answered_by_a_price_only(example_vault_env, monkeypatch, capsys):
     """"How much did the timer cost" is not answered by "Timer: Hunter X-Core, 4 zones": a part
     asking a price gets an amount in a currency, or is said to be missing."""

@@ -69,7 +69,7 @@ def standalone(question: str, previous: "Turn") -> str:
     text = _LEAD.sub("", question).strip()
     text = _POSSESSIVE.sub(lambda _m: f"the {topic}", text, count=1)
     text, n = _PRONOUN.subn(topic, text, count=1)
-    if n == 0 and not _POSSESSIVE.search(question) and len(query_terms(text)) <= 1:
+    if n == 0 and not _POSSESSIVE.search(question) and not query_terms(text):
         text = f"{text.rstrip(' ?')} {topic}?"  # "Why?" -> "Why create a callout?"
     elif n == 0 and not _POSSESSIVE.search(question) and not query_terms(topic) & query_terms(text):
         # "And how long should the shot take?" after the espresso ratio: the shot is the espresso's

@@ -152,10 +152,19 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
         # ("how long should the shot take" is about the espresso the question began with)
         blend = part_vecs[i] + q
         part_words = [(1 - W_SUBJECT) * a + W_SUBJECT * b for a, b in zip(words[i + 1], words[0])]
-        _rank, base, k = scores(blend / (np.linalg.norm(blend) or 1.0), part_words, part)[0]
-        part_scores.append(base)
-        figure_missing = asks_figure(part) and not holds_figure(units[k].text, part)
-        if base < part_floor or figure_missing:  # a figure asked, and the best answer holds none
+        ranked = scores(blend / (np.linalg.norm(blend) or 1.0), part_words, part)
+        if asks_figure(part):  # "how long should the shot take": a unit holding a duration answers it,
+            # however many of the part's words "takes about three shots" shares; none holding one: missing
+            typed = [r for r in ranked if holds_figure(units[r[2]].text, part)]
+            _rank, base, k = typed[0] if typed else ranked[0]
+        else:
+            typed, (_rank, base, k) = ranked, ranked[0]
+        # Whether the part is answered is judged on the part alone: read with its question, a
+        # unit on the question's subject scores well for "who is my dentist" too.
+        alone = (W_MEANING * float(np.dot(unit_vecs[order.index(k)], part_vecs[i]))
+                 + W_WORDS * words[i + 1][k] + W_PLACE / math.sqrt(units[k].hit.rank or 1))
+        part_scores.append(alone)
+        if not typed or alone < part_floor:
             missing.append(part)
             continue
         if all(u is not units[k] for _s, u in chosen):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from ..words import query_terms
+from ..words import answer_type, asks_figure, query_terms
 
 MAX_PARTS = 4
 _ASK = (r"how|what|when|where|why|which|who|whom|whose|is|are|was|were|do|does|did|can|could|"
@@ -38,12 +38,17 @@ def question_parts(question: str) -> list[str]:
     parts: list[str] = []
     for clause in clauses:
         for part in _alternatives(clause):
-            if parts and not (query_terms(part) - query_terms(parts[-1])):
+            if parts and not (query_terms(part) - query_terms(parts[-1])) and not _asks_more(part, parts[-1]):
                 parts[-1] = f"{parts[-1]} {part}"  # adds no word of its own: not a part of its own
             else:
                 parts.append(part)
-    parts = [p for p in parts if query_terms(p)] or [text]
+    parts = [p for p in parts if query_terms(p) or asks_figure(p)] or [text]
     return parts[:MAX_PARTS]
+
+
+def _asks_more(part: str, before: str) -> bool:
+    """"..., and for how long?" asks a figure the clause before does not: a part of its own."""
+    return asks_figure(part) and answer_type(part) is not answer_type(before)
 
 
 def _alternatives(clause: str) -> list[str]:
