@@ -63,6 +63,10 @@ def test_follow_ups_are_rewritten_to_stand_alone():
     assert standalone("And how long should the shot take?", Turn("What espresso ratio do I use?",
                       "What espresso ratio do I use?", Answer("q", "", [], "m", {}, covered=False))) \
         == "How long should the shot take (espresso ratio do I use)?"
+    grinders = Answer("q", "8 clicks [1].", [Source(1, "/v/Grinders.md", "Grinders", "", 1, 2, None, 1.0)], "m", {},
+                      cited=[1])
+    assert standalone("What ratio?", Turn("How many clicks for espresso?", "How many clicks for espresso?", grinders)) \
+        == "What ratio (many clicks for espresso)?"  # the espresso's ratio, not the grinders' note's
 
 
 def test_piped_chat_json_answers_each_line_in_context(help_vault_env):

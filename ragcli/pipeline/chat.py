@@ -53,6 +53,10 @@ def topic_of(turn: "Turn") -> str:
         first = next((s for s in answer.sources if s.n in answer.cited), answer.sources[0])
         if first.title:
             return first.title
+    return _subject(turn)
+
+
+def _subject(turn: "Turn") -> str:
     return _QUESTION_HEAD.sub("", turn.retrieval_query).rstrip(" ?.!") or turn.retrieval_query
 
 
@@ -72,8 +76,10 @@ def standalone(question: str, previous: "Turn") -> str:
     if n == 0 and not _POSSESSIVE.search(question) and not query_terms(text):
         text = f"{text.rstrip(' ?')} {topic}?"  # "Why?" -> "Why create a callout?"
     elif n == 0 and not _POSSESSIVE.search(question) and not query_terms(topic) & query_terms(text):
-        # "And how long should the shot take?" after the espresso ratio: the shot is the espresso's
-        text = f"{text.rstrip(' ?')} ({topic})?"
+        # "And how long should the shot take?" after the espresso ratio: the shot is the espresso's.
+        # The earlier question says what it was about; the note it cited first may not ("what
+        # ratio?" after the espresso clicks, which the Grinders note answered, is the espresso's)
+        text = f"{text.rstrip(' ?')} ({_subject(previous)})?"
     return text[:1].upper() + text[1:] if text else question
 
 
