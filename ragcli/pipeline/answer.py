@@ -47,7 +47,6 @@ STRONG_HIT = 0.50
 # (4 of 6 under it, with the figure rule), covered ones 0.28 and up (none under it).
 PART_FLOOR = 0.25
 PART_HITS = 3  # hits searched for each part of a question of several parts
-EVIDENCE_HITS = 8  # hits read for evidence, at least: the note that answers is often 6th or 7th
 OnQuotes = Callable[[list[Quote]], None]
 
 
@@ -175,7 +174,7 @@ def covers(best: float, cosine: float, question: str, quotes: Sequence[Quote], u
 def _search_parts(searcher, query: str, config: Config) -> list[Hit]:
     """The question's hits, and for a question of several parts each part's best hits too: the
     note on the second part ("how long should the shot take") is often not among the first's."""
-    hits = searcher.search(query, max(config.top_k, EVIDENCE_HITS), config.mode)
+    hits = searcher.search(query, config.top_k, config.mode)
     parts = question_parts(query)
     if len(parts) < 2:
         return hits
