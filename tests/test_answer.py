@@ -187,6 +187,14 @@ def test_checker_rules_on_known_sentences():
     assert check_sentence("It is watered for 20 minutes at 6:00 [1].", timed, when).ok  # 6:00 is 06:00
     late = check_sentence("It is watered for 20 minutes at 7:00 [1].", timed, when)
     assert not late.ok and late.missing == ["7:00"]  # not passed on its ":00" alone
+    # a small model turned "for 45 seconds" into "for 2 minutes" (the "2" of "2:45" is a time's)
+    bloom = {1: "Steps\nBloom with 40 g of water at 94 °C for 45 seconds.",
+             2: "Steps\nTotal brew time should land between 2:45 and 3:15."}
+    invented = check_sentence("Bloom with 40 g of water at 94 °C for 2 minutes [1].", bloom, "how long")
+    assert not invented.ok and invented.missing == ["2 minutes"]
+    assert not check_sentence("It takes 2 minutes [2].", bloom, "how long").ok
+    assert not check_sentence("Bloom for 45 minutes [1].", bloom, "how long").ok
+    assert check_sentence("Bloom for 45 s [1].", bloom, "how long").ok  # the same duration, written short
 
 
 def test_sentence_gate_holds_each_sentence_until_checked():

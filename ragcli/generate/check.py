@@ -28,7 +28,14 @@ MAX_KEPT = 4
 MAX_FAILED_RUN = 3
 
 CITATION = re.compile(r"\s*\[(\d{1,3})\]")
-_NUMBER = re.compile(r"(?<![\w.:])[-+]?\d[\d,]*(?:\.\d+)?(?!:\d)(?:\s?(?:%|°[CF]?|[a-zA-Z]{1,4}\b))?")
+# a unit said in full counts as one: "for 2 minutes" is a fact, "2 ways" is prose
+_LONG_UNITS = {"second": "s", "seconds": "s", "sec": "s", "secs": "s", "minute": "min", "minutes": "min",
+               "mins": "min", "hour": "h", "hours": "h", "hr": "h", "hrs": "h", "day": "day", "days": "day",
+               "week": "week", "weeks": "week", "month": "month", "months": "month", "year": "year",
+               "years": "year", "gram": "g", "grams": "g", "litre": "l", "litres": "l", "liter": "l",
+               "liters": "l", "degree": "°", "degrees": "°", "percent": "%", "click": "click", "clicks": "click"}
+_NUMBER = re.compile(r"(?<![\w.:])[-+]?\d[\d,]*(?:\.\d+)?(?!:\d)(?:\s?(?:%|°[CF]?|(?:"
+                     + "|".join(sorted(_LONG_UNITS, key=len, reverse=True)) + r")\b|[a-zA-Z]{1,4}\b))?")
 # a time of day: "6:00" and "06:00" are the same time, "7:00" is not (nor its minutes alone)
 _TIME = re.compile(r"(?<![\w.:])(\d{1,2}):(\d{2})(?![\d:])")
 _DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b")
@@ -74,7 +81,7 @@ def facts_of(sentence: str) -> list[str]:
     for m in _NUMBER.finditer(text):
         value = m.group(0).strip()
         if value.rstrip(".").replace(",", "").lstrip("+-").isdigit() and len(value) == 1:
-            continue  # a single digit ("2 ways") is prose more than fact
+            continue  # a single digit ("2 ways") is prose more than fact; "2 minutes" is not
         found.append(value)
     found += _IDENT.findall(text)
     found += [m.group(1) for m in _NAME.finditer(text)]
@@ -99,13 +106,25 @@ def fact_in(fact: str, evidence: str) -> bool:
     number = re.match(r"^([-+]?\d[\d.]*)\s?(.*)$", f)
     if number:
         value, unit = number.group(1).rstrip("."), number.group(2)
-        spots = [m for m in re.finditer(rf"(?<![\d.]){re.escape(value)}(?![\d]|\.\d)", ev)]
+        # not the "2" of "2:45": a time is checked as a time
+        spots = [m for m in re.finditer(rf"(?<![\d.:]){re.escape(value)}(?![\d]|\.\d|:\d)", ev)]
         if not spots:
             return False
+        if unit in _LONG_UNITS:  # "45 seconds" is in "45 s" and in "45 seconds"; "2 minutes" is in neither
+            return any(_unit_at(ev, m.end()) == _LONG_UNITS[unit] for m in spots)
         if not unit or unit not in _UNIT_WORDS and not unit.startswith(("%", "°")):
             return True
         return any(ev[m.end():m.end() + 6].lstrip().startswith(unit) for m in spots)
     return f in ev
+
+
+def _unit_at(text: str, pos: int) -> str | None:
+    """The unit written right after a number, in its short form ("minutes" -> "min")."""
+    m = re.match(r"\s?(%|°|[a-z]+)", text[pos:pos + 12])
+    if not m:
+        return None
+    word = m.group(1)
+    return _LONG_UNITS.get(word, word if word in ("%", "°") or word in _LONG_UNITS.values() else None)
 
 
 def content_support(text: str, evidence: str, free: set[str]) -> float:
