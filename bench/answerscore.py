@@ -38,6 +38,18 @@ def share(part: set[str], whole: set[str]) -> float:
     return len(part & whole) / len(part) if part else 1.0
 
 
+_UNITS = {"s": "s", "sec": "s", "secs": "s", "second": "s", "seconds": "s", "min": "min", "mins": "min",
+          "minute": "min", "minutes": "min", "h": "h", "hr": "h", "hrs": "h", "hour": "h", "hours": "h",
+          "day": "day", "days": "day", "week": "week", "weeks": "week", "g": "g", "gram": "g", "grams": "g",
+          "°c": "°c", "°": "°c", "degrees": "°c", "bar": "bar", "psi": "psi", "mb": "mb", "gb": "gb", "%": "%"}
+_MEASURE = re.compile(r"(?<![\d.:])(\d+(?:\.\d+)?)(?!:\d)\s?(°c|°|%|[a-z]+)", re.I)
+
+
+def measures(text: str) -> set[tuple[str, str]]:
+    """(number, unit) pairs: "for 2 minutes" is not said by "2:45" or by "2 g"."""
+    return {(n, _UNITS[u.lower()]) for n, u in _MEASURE.findall(text or "") if u.lower() in _UNITS}
+
+
 def numbers(text: str) -> set[str]:
     # leading zeros dropped: "6:00" says what "06:00" says
     return {(n.replace(",", "").rstrip(".").lstrip("0") or "0") for n in _NUMBER.findall(text or "")}
@@ -118,6 +130,7 @@ def score(row: dict, record: dict) -> dict:
     cited = " ".join(quote_text(q) for q in record["quotes"] if q.get("n") in set(record["cited"])) or sources
     out["support"] = share(content_words(answer), content_words(cited)) if answer.strip() else None
     invented = numbers(answer) - numbers(sources) - numbers(row["question"])
+    invented |= {f"{n} {u}" for n, u in measures(answer) - measures(sources) - measures(row["question"])}
     out["invented"] = sorted(invented)
     if not row["answerable"]:
         return out
