@@ -58,7 +58,7 @@ def features(rows: list[dict], homes: dict[str, Path]) -> list[dict]:
     from ragcli.retrieve.evidence import select_evidence
     from ragcli.retrieve.parts import question_parts
     from ragcli.words import asks_figure, holds_figure
-    from ragcli.retrieve.relevance import relevant, unknown_names
+    from ragcli.retrieve.relevance import relevant, unheard_words, unknown_names
 
     feats = []
     for corpus, home in homes.items():
@@ -73,7 +73,7 @@ def features(rows: list[dict], homes: dict[str, Path]) -> list[dict]:
                                  part_floor=PART_FLOOR)
             feats.append({"id": row.get("id"), "set": row["set"], "answerable": row["answerable"],
                           "cosine": _top_cosine(hits), "relevant": relevant(q, hits),
-                          "unknown": unknown,
+                          "unknown": unknown, "unheard": unheard_words(q, searcher.index.keyword_df),
                           "figure_missing": asks_figure(q) and not any(holds_figure(x.text, q) for x in ev.quotes),
                           "quote": max((x.score for x in ev.quotes), default=0.0),
                           "parts": ev.parts, "part_scores": ev.part_scores, "missing": ev.missing,
@@ -88,7 +88,8 @@ def refused(f: dict, floor: float, tentative: float, strong: float) -> bool:
         return True
     if f["quote"] >= floor:
         return False
-    return f["quote"] < tentative or f["cosine"] < strong or bool(f["unknown"]) or f["figure_missing"]
+    return (f["quote"] < tentative or f["cosine"] < strong or bool(f["unknown"]) or bool(f.get("unheard"))
+            or f["figure_missing"])
 
 
 def report(feats: list[dict], floor: float, tentative: float, strong: float) -> None:

@@ -288,7 +288,7 @@ def print_answer(result, *, streamed: bool, verbose: bool = False) -> None:
         if result.not_mentioned:
             console.print("No note mentions " + ", ".join(f"\u201c{clean(n)}\u201d" for n in result.not_mentioned)
                           + ".", style="dim")
-        elif result.nearest:
+        if result.nearest:
             console.print("The nearest notes, which may not answer it: "
                           + " \u00b7 ".join(clean(os.path.splitext(os.path.basename(p))[0]) for p in result.nearest)
                           + " (`rag search` shows where)", style="dim")
@@ -302,6 +302,9 @@ def print_answer(result, *, streamed: bool, verbose: bool = False) -> None:
             console.print(clean(result.text))
     for part in result.missing_parts:
         console.print(f"Your notes don't say: {clean(part).rstrip('?.')}?")
+    if result.not_mentioned:
+        console.print("No note uses " + ", ".join(f"\u201c{clean(n)}\u201d" for n in result.not_mentioned) + ".",
+                      style="dim")
     if result.tentative:
         console.print("These passages may answer it; none says so plainly.", style="dim")
     for notice in result.notices:

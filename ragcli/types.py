@@ -160,7 +160,7 @@ class Answer:
     parts: list[str] = field(default_factory=list)  # the parts of a question that asks several things
     missing_parts: list[str] = field(default_factory=list)  # parts no note answers
     tentative: bool = False  # the evidence is weak: the passages may answer it, none says so plainly
-    not_mentioned: list[str] = field(default_factory=list)  # names in the question that no note holds
+    not_mentioned: list[str] = field(default_factory=list)  # names and words of the question that no note holds
     nearest: list[str] = field(default_factory=list)  # not covered: the notes search found nearest, to look at
 
     def to_json(self) -> dict[str, Any]:

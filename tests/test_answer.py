@@ -398,6 +398,17 @@ def test_words_of_the_question_frame_are_not_its_subject():
     assert holds_figure("Rest it for 2h, then 30 s more.", "how long")
 
 
+def test_a_word_no_note_uses_is_said_and_weak_evidence_for_it_is_refused(example_vault_env, monkeypatch, capsys):
+    """"Rest a steak after grilling": no note says "steak", and what comes nearest is refused,
+    with the words no note uses named. Strong evidence is still shown, with the word named."""
+    _use(monkeypatch, example_vault_env)
+    result = _ask(capsys, "How long should I rest a steak after grilling it?", "--quotes")
+    assert not result["covered"] and result["not_mentioned"] == ["steak", "grilling"]
+    result = _ask(capsys, "What pressure should the drip irrigation in my allotment run at?", "--quotes")
+    assert result["covered"] and "1.7 bar" in _shown(result)
+    assert result["not_mentioned"] == ["allotment"] and result["tentative"]
+
+
 def test_a_price_is_answered_by_a_price_only(example_vault_env, monkeypatch, capsys):
     """"How much did the timer cost" is not answered by "Timer: Hunter X-Core, 4 zones": a part
     asking a price gets an amount in a currency, or is said to be missing."""

@@ -72,3 +72,18 @@ def unknown_names(question: str, df: Callable[[list[str]], list[int]]) -> list[s
     phrases = ['"' + " ".join(re.findall(r"\w+", n)) + '"' for n in names]
     return [n for n, p, count in zip(names, phrases, df(phrases)) if p != '""' and count == 0]
 
+
+
+_WORDS = re.compile(r"(?<![\w'-])[a-z]{4,}(?![\w'-])")
+
+
+def unheard_words(question: str, df: Callable[[list[str]], list[int]]) -> list[str]:
+    """The question's lower-case words of four letters or more (not its frame) that no chunk
+    holds in any form: asked whether Obsidian reads notes "out loud", notes that never say
+    "loud" may answer about reading, not about that. Said beside the passages, so the reader
+    knows what was matched in other words, or not at all."""
+    asked = query_terms(question)  # not the frame: "long" in "how long", "much" in "how much"
+    words = [w for w in dict.fromkeys(_WORDS.findall(question)) if query_terms(w) and query_terms(w) <= asked]
+    if not words:
+        return []
+    return [w for w, count in zip(words, df([f'"{w}"' for w in words])) if count == 0]
