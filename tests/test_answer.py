@@ -116,6 +116,28 @@ def test_rows_of_a_table_cut_from_its_header_are_still_rows():
     assert rows == [("row", "**Next tab** | `Ctrl`+`Tab`", 93), ("row", "**Previous tab** | `Ctrl`+`Shift`+`Tab`", 94)]
 
 
+def test_the_rest_of_a_hits_section_is_read_for_evidence(example_vault_env, monkeypatch):
+    """A hit is often the part of its section that reads like the question: the rest of the
+    section (and the sections above it) are candidates too, ranked after every hit."""
+    from ragcli.config import load_config
+    from ragcli.retrieve import Searcher
+    from ragcli.retrieve.evidence import with_sections
+
+    _use(monkeypatch, example_vault_env)
+    searcher = Searcher(load_config())
+    try:
+        hits = searcher.search("Which valve did I choose for the garden?", 1)
+        chunk = hits[0].chunk
+        section = searcher.index.section_chunks(chunk.path, chunk.heading)
+        assert chunk.id in {c.id for c in section} and len(section) > 1  # the note's intro is above
+        assert all(c.path == chunk.path and chunk.heading.startswith(c.heading) for c in section)
+        more = with_sections(hits, searcher.index.section_chunks)
+        assert more[0] is hits[0] and {h.chunk.id for h in more} <= {c.id for c in section}
+        assert all(h.rank > hits[0].rank for h in more[1:])
+    finally:
+        searcher.close()
+
+
 def test_quotes_are_exact_and_shown_before_generation(example_vault_env, monkeypatch, capsys):
     """--quotes loads no generator and every quote's text is in the file at its lines."""
     _use(monkeypatch, example_vault_env)

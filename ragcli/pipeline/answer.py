@@ -24,7 +24,7 @@ from ..generate import Generator, OnToken
 from ..generate.base import Enough
 from ..generate.check import SentenceGate, Verdict, adds_to_quotes, check_sentence
 from ..generate.prompt import fit_quotes
-from ..retrieve.evidence import select_evidence
+from ..retrieve.evidence import select_evidence, with_sections
 from ..retrieve.parts import question_parts
 from ..retrieve.relevance import relevant, unheard_words, unknown_names
 from ..types import Answer, Hit, Quote, Source
@@ -105,8 +105,9 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
                       nearest=_nearest(hits))
     asked = query if retrieval_query else question  # a chat follow-up: its standalone form
     parts = question_parts(asked)
-    evidence = select_evidence(asked, hits, embed=searcher.embed_passages, idf=_idf(searcher),
-                               parts=parts, part_floor=PART_FLOOR)
+    evidence = select_evidence(asked, with_sections(hits, searcher.index.section_chunks),
+                               embed=searcher.embed_passages, idf=_idf(searcher), parts=parts,
+                               part_floor=PART_FLOOR)
     quotes = evidence.quotes
     timings["quotes_s"] = time.perf_counter() - started
     best = max((q.score for q in quotes), default=0.0)

@@ -30,7 +30,7 @@ _DIGIT = re.compile(r"\d")
 
 __all__ = ["Unit", "split_units", "select_quotes", "unit_context", "word_scores"]
 
-MAX_UNITS = 24  # units embedded per question (the best by words, then by chunk rank)
+MAX_UNITS = 36  # units embedded per question (the best by words, then by chunk rank)
 MAX_QUOTES = 3
 MAX_PER_CHUNK = 2
 RELATIVE_FLOOR = 0.8  # a quote scores at least this share of the best quote's score
@@ -187,6 +187,32 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
     kept = _in_reading_order(_dedupe_contained(chosen))
     quotes = [_quote(n, score, unit) for n, (score, unit) in enumerate(kept, 1)]
     return Evidence(quotes, parts, part_scores, missing)
+
+
+SECTION_HITS = 3  # the best hits whose sections are read whole for evidence
+SECTION_CHUNKS = 4  # ... at most this many more chunks for each
+
+
+def with_sections(hits: Sequence[Hit], section_chunks: Callable[[str, str], Sequence]) -> list[Hit]:
+    """The hits, then the rest of the sections the best of them stand in. A hit is often a part
+    of its section that reads like the question without answering it: for "show the contents of
+    one note inside another", the embedded note under "Embed a note in another note" ranks 3rd,
+    and the section's own "To embed a note: ![[Internal links]]" 6th. The added chunks rank
+    after every hit."""
+    out = list(hits)
+    held = {h.chunk.id for h in hits}
+    rank = max((h.rank for h in hits), default=0) + 1
+    for hit in sorted(hits, key=lambda h: h.rank)[:SECTION_HITS]:
+        chunk = hit.chunk
+        if chunk.page is not None or not chunk.heading:
+            continue
+        added = 0
+        for other in section_chunks(chunk.path, chunk.heading):
+            if other.id not in held and added < SECTION_CHUNKS:
+                held.add(other.id)
+                out.append(Hit(other, 0.0, rank))
+                added += 1
+    return out
 
 
 def _part_query(part: str, question: str) -> str:

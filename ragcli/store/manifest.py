@@ -248,6 +248,13 @@ class Manifest:
         sql = "SELECT id, path, title, heading, text, line_start, line_end, page, ordinal FROM chunks WHERE id IN"
         return {row[0]: _chunk(row) for row in rows_in(self.db, sql, ids)}
 
+    def section_chunks(self, path: str, heading: str) -> list[Chunk]:
+        """The chunks of one note under ``heading`` or a heading above it, in order."""
+        heads = [" > ".join(heading.split(" > ")[:k]) for k in range(1, heading.count(" > ") + 2)]
+        sql = ("SELECT id, path, title, heading, text, line_start, line_end, page, ordinal FROM chunks"
+               f" WHERE path = ? AND heading IN ({','.join('?' * len(heads))}) ORDER BY ordinal")
+        return [_chunk(row) for row in self.db.execute(sql, (path, *heads))]
+
     def stored_chunks(self, ids: Sequence[str] | None = None) -> Iterator[tuple[str, str, str]]:
         """(chunk id, path, vec_key) for the given ids, or for every chunk."""
         if ids is None:

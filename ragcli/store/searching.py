@@ -97,6 +97,9 @@ class Searching:
     def chunks(self, ids: Sequence[str]) -> dict[str, Chunk]:
         return self._m.chunks_by_ids(ids)
 
+    def section_chunks(self, path: str, heading: str) -> list[Chunk]:
+        return self._m.section_chunks(path, heading)
+
     def filter_paths(self, path_glob: str | None = None, tag: str | None = None,
                      since: str | None = None, until: str | None = None) -> list[str]:
         return keywords.filter_paths(self._m.db, path_glob, tag, since, until)
