@@ -252,7 +252,7 @@ def _check_vectors(config: Config, chunks: dict[str, tuple[str, str]], db: sqlit
 
     path = config.index_dir / CHROMA_NAME
     if config.chroma_url:
-        collection = remote_collection(config, lambda key: _meta(db, key))
+        collection = remote_collection(lambda key: _meta(db, key))
         where = describe(config.chroma_url, collection)
     else:
         where = str(path)

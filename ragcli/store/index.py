@@ -130,7 +130,7 @@ class Index:
         try:
             index = cls(config, Manifest(config.index_dir / MANIFEST_NAME), lock)
             if not index._m.get_meta(META_KEY):  # name this index's collection on a Chroma server
-                index._m.set_meta(META_KEY, new_collection_name(index.counts()[1] > 0, config))
+                index._m.set_meta(META_KEY, new_collection_name())
             if index._m.get_meta(CENTROIDS_META) != "1" and index._m.dim():
                 fill_missing_centroids(index._m.db, index._m.dim())  # an index from before centroids
             index.recover()
