@@ -103,8 +103,8 @@ class Index:
     note_centroids = _part("reads", "note_centroids")
     chunks = _part("reads", "chunks")
     filter_paths = _part("reads", "filter_paths")
-    rebuild_keywords = _part("repairs", "rebuild_keywords")
-    drop_orphan_chunks = _part("repairs", "drop_orphan_chunks")
+    rebuild_keywords = _part("_m", "rebuild_keywords")
+    drop_orphan_chunks = _part("_m", "drop_orphan_chunks")
     fill_centroids = _part("repairs", "fill_centroids")
     collection = _part("vectors", "collection")
 

@@ -328,6 +328,7 @@ class Manifest:
         self.db.commit()
 
     def drop_orphan_chunks(self) -> int:
+        """Chunk rows of files the manifest does not list; returns how many were dropped."""
         self.db.execute("DELETE FROM notes WHERE path NOT IN (SELECT path FROM files)")
         cur = self.db.execute("DELETE FROM chunks WHERE path NOT IN (SELECT path FROM files)")
         self.db.commit()
