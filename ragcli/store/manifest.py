@@ -135,20 +135,18 @@ def _private_file(path: Path) -> None:
 class Manifest:
     """Files, chunks, keyword index and vector cache in one SQLite database."""
 
-    def __init__(self, path: Path, readonly: bool = False):
+    def __init__(self, path: Path):
+        """Readers too: the schema is created (``IF NOT EXISTS``) by whoever opens it, so every
+        table and trigger is there for every query below."""
         self.path = path
-        if readonly:
-            uri = f"file:{path}?mode=ro"
-            self.db = sqlite3.connect(uri, uri=True, timeout=30, check_same_thread=False)
-        else:
-            self.db = sqlite3.connect(path, timeout=30, check_same_thread=False)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=NORMAL")
-            self.db.executescript(_SCHEMA)
-            self._set_default("schema_version", str(SCHEMA_VERSION))
-            self.db.commit()
-            for suffix in ("", "-wal", "-shm"):
-                _private_file(Path(f"{path}{suffix}"))
+        self.db = sqlite3.connect(path, timeout=30, check_same_thread=False)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.executescript(_SCHEMA)
+        self._set_default("schema_version", str(SCHEMA_VERSION))
+        self.db.commit()
+        for suffix in ("", "-wal", "-shm"):
+            _private_file(Path(f"{path}{suffix}"))
         self.db.execute("PRAGMA busy_timeout=30000")
 
     def close(self) -> None:
