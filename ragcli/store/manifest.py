@@ -186,9 +186,11 @@ class Manifest:
         return {r[0]: _file_record(r) for r in rows}
 
     def paths(self) -> set[str]:
+        """The paths of the indexed files (cheaper than ``files()`` when that is all)."""
         return {r[0] for r in self.db.execute("SELECT path FROM files")}
 
     def file(self, path: str) -> FileRecord | None:
+        """The record of one indexed file (its path exactly as indexed), or None."""
         row = self.db.execute(_FILES + " WHERE path = ?", (path,)).fetchone()
         return _file_record(row) if row else None
 
@@ -257,6 +259,7 @@ class Manifest:
         return self.db.execute("SELECT id, path, vec_key FROM chunks WHERE path = ?", (path,)).fetchall()
 
     def counts(self) -> tuple[int, int]:
+        """(files, chunks)"""
         files = self.db.execute("SELECT COUNT(*) FROM files").fetchone()[0]
         chunks = self.db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
         return files, chunks
@@ -296,7 +299,8 @@ class Manifest:
             (self.dim() * 4, limit)).fetchall()
 
     def pending_counts(self) -> tuple[int, int]:
-        """(chunks whose vector is not cached, all chunks); the count runs only under the mark."""
+        """(chunks whose vector is not cached, all chunks): phase two's progress. Cheap when
+        none wait (the mark says so); a count over the chunks when some do."""
         total = self.db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
         if self.get_meta(PENDING_META) != "1":
             return 0, total
