@@ -12,7 +12,6 @@ watchdog is imported only inside functions: ``import ragcli.cli`` must stay ligh
 """
 
 from .daemon import Watcher, WatchOptions, watch
-from .service import KINDS as SERVICE_KINDS
 from .service import service_file
 
-__all__ = ["SERVICE_KINDS", "Watcher", "WatchOptions", "service_file", "watch"]
+__all__ = ["Watcher", "WatchOptions", "service_file", "watch"]
