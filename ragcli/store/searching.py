@@ -12,7 +12,6 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..types import Chunk
 from . import keywords
 from .flat import FLAT_MAX_CHUNKS, FlatVectors
 from .live import Vectors
@@ -90,6 +89,3 @@ class Searching:
     def note_centroids(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """chunk id -> the centroid of its note's chunk vectors, where known."""
         return note_centroids(self._m.db, ids, self._m.dim())
-
-    def chunks(self, ids: Sequence[str]) -> dict[str, Chunk]:
-        return self._m.chunks_by_ids(ids)
