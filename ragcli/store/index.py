@@ -106,6 +106,7 @@ class Index:
     drop_orphan_chunks = _part("_m", "drop_orphan_chunks")
     fill_centroids = _part("repairs", "fill_centroids")
     collection = _part("vectors", "collection")
+    open_vectors_ahead = _part("vectors", "open_ahead")
     # What is there, as the manifest says.
     files = _part("_m", "files")
     paths = _part("_m", "paths")
@@ -351,10 +352,6 @@ class Index:
         return np.stack([fresh[k] if k in fresh else cached[k] for k in keys])
 
     # -- the vector side and its repairs -----------------------------------------------------
-    def open_vectors_ahead(self) -> None:
-        """A writer that knows it will write starts opening the local store on a thread."""
-        self.vectors.open_ahead()
-
     def recover(self) -> None:
         """Bring Chroma back in step with the manifest after a run that was killed mid-write."""
         with self._writing():
