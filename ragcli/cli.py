@@ -39,12 +39,6 @@ def full_app():
     return app
 
 
-def __getattr__(name: str):  # `ragcli.cli.app`, as before the fast path, without importing typer early
-    if name == "app":
-        return full_app()
-    raise AttributeError(name)
-
-
 def _program(args: list[str]) -> int:
     from .fast import run_fast
 

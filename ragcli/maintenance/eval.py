@@ -95,10 +95,8 @@ def load_beir(folder: Path, split: str = "test") -> BeirData:
         if not need.is_file():
             raise UsageError(f"{need}: missing", hint="A BEIR folder has corpus.jsonl, queries.jsonl "
                                                       f"and qrels/{split}.tsv.")
-    digest = hashlib.sha256()
     with corpus_path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
+        digest = hashlib.file_digest(fh, "sha256")
     corpus: dict[str, tuple[str, str]] = {}
     for row in _jsonl(corpus_path):
         corpus[str(row["_id"])] = (str(row.get("title") or ""), str(row.get("text") or ""))

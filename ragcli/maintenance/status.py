@@ -3,10 +3,8 @@ and the running watcher: asked over its socket, else read from the files it keep
 
 from __future__ import annotations
 
-import json
-
 from ..config import Config
-from ..store import LOCK_NAME, WATCH_STATE, Index, index_exists, read_holder
+from ..store import LOCK_NAME, Index, index_exists, read_holder
 
 
 def index_status(config: Config) -> dict:
@@ -53,14 +51,10 @@ def watcher_info(config: Config, holder: dict | None = None) -> dict | None:
     live = daemon_status(config, timeout=1.0, force=True)
     if live and live.get("pid") == holder.get("pid"):
         return {**live, "answering": True}
-    state = _watch_state(config) or {}
+    from ..watch.files import read_state
+
+    state = read_state(config) or {}
     if state.get("pid") != holder.get("pid"):
         state = {"pid": holder.get("pid"), "since": holder.get("since")}
     return {**state, "answering": False}
 
-
-def _watch_state(config: Config) -> dict | None:
-    try:
-        return json.loads((config.index_dir / WATCH_STATE).read_text())
-    except (OSError, json.JSONDecodeError):
-        return None

@@ -153,14 +153,11 @@ def _check_files(files: dict[str, str], report: VerifyReport) -> None:
 
 def file_hash(path: Path) -> str:
     """sha256 of a regular file's bytes, read in blocks; never blocks on a FIFO."""
-    h = hashlib.sha256()
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
     with os.fdopen(fd, "rb") as fh:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(0, "not a regular file")
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 # ---------------------------------------------------------------------------------- repairing

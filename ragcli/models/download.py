@@ -26,7 +26,6 @@ from ..errors import DownloadError, UsageError
 from ..progress import ProgressFn, report
 
 HF_ENDPOINT = "https://huggingface.co"
-CHUNK = 1 << 20
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 
@@ -93,11 +92,8 @@ def announced_sha256(headers) -> str | None:
 
 
 def _sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
     with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(CHUNK), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def download(url: str, dest: Path, *, sha256: str | None = None, on_progress: ProgressFn | None = None,

@@ -128,14 +128,10 @@ def _usage(model) -> str:
 
 def list_models(config: Config) -> list[ModelSpec]:
     """What each role would use, without converting or loading anything (for `rag models`)."""
-    if config.llm_url:
-        llm = ModelSpec("llm", Path(config.llm_model or "(server default)"), f"server {config.llm_url}",
-                        present=True, size=None, remote=True)
-    else:
-        llm = _llm_spec(config)
-    if config.embed_url:
-        embed = ModelSpec("embed", Path(config.embed_model or "(server default)"), f"server {config.embed_url}",
-                          present=True, size=None, remote=True)
-    else:
-        embed = embed_spec(config)
-    return [embed, llm]
+
+    def served(role: str, url: str, model: str) -> ModelSpec:
+        return ModelSpec(role, Path(model or "(server default)"), f"server {url}", present=True, size=None,
+                         remote=True)
+
+    return [served("embed", config.embed_url, config.embed_model) if config.embed_url else embed_spec(config),
+            served("llm", config.llm_url, config.llm_model) if config.llm_url else _llm_spec(config)]

@@ -13,6 +13,7 @@ Kept light (socket and json only): it runs before a command loads chromadb or a 
 
 from __future__ import annotations
 
+import dataclasses
 import socket
 from collections.abc import Callable, Iterator
 
@@ -112,7 +113,7 @@ def daemon_status(config: Config, timeout: float = 2.0, force: bool = False) -> 
     """The running watcher's own account (pid, since, socket, log, state...), or None.
     ``force``: ask even with ``daemon = off`` (`rag status` and `rag watch` always look)."""
     if force and config.daemon == "off":
-        config = _with_daemon(config, "auto")
+        config = dataclasses.replace(config, daemon="auto")
 
     def run() -> dict:
         reply = _one(config, {"op": "status"}, timeout)
@@ -175,9 +176,3 @@ def _exchange(config: Config, request: dict, first_timeout: float = FIRST_REPLY)
             sock.settimeout(STREAM_IDLE)
     finally:
         sock.close()
-
-
-def _with_daemon(config: Config, mode: str) -> Config:
-    import dataclasses
-
-    return dataclasses.replace(config, daemon=mode)

@@ -54,8 +54,9 @@ class NoteTools:
         return info
 
     def warm_up(self) -> None:
-        """Load the index and the embedding model now. A missing index is not an error here:
-        the tools report it when called, and pick the index up once it exists."""
+        """Load the index and the embedding model now (on a thread: ``start_warm_up``). A
+        missing index is not an error here: the tools report it when called, and pick the
+        index up once it exists."""
         from ..errors import RagError
 
         started = time.perf_counter()
@@ -64,18 +65,15 @@ class NoteTools:
         except RagError as exc:  # said again, with its hint, by the first tool called
             logging.getLogger(__name__).warning("not ready yet: %s", exc)
             return
+        except Exception:  # a thread's failure must reach the log, not vanish
+            logging.getLogger(__name__).exception("warming up the index failed")
+            return
         self.warm_s = time.perf_counter() - started
 
     def start_warm_up(self) -> threading.Thread:
-        thread = threading.Thread(target=self._warm_up_logged, name="rag-mcp-warm-up", daemon=True)
+        thread = threading.Thread(target=self.warm_up, name="rag-mcp-warm-up", daemon=True)
         thread.start()
         return thread
-
-    def _warm_up_logged(self) -> None:
-        try:
-            self.warm_up()
-        except Exception:  # a thread's failure must reach the log, not vanish
-            logging.getLogger(__name__).exception("warming up the index failed")
 
     def close(self) -> None:
         self.notes.close()

@@ -15,8 +15,8 @@ from .fingerprint import Fingerprint
 from .index import FileUpdate, Index, SyncPlan, index_exists
 from .lock import read_holder
 from .manifest import FileRecord, StoredChunk, content_hash, vector_key
-from .paths import CHROMA_NAME, LOCK_NAME, MANIFEST_NAME, WATCH_STATE
+from .paths import CHROMA_NAME, LOCK_NAME, MANIFEST_NAME
 
 __all__ = ["CHROMA_NAME", "FileRecord", "FileUpdate", "Fingerprint", "Index", "LOCK_NAME", "MANIFEST_NAME",
-           "StoredChunk", "SyncPlan", "WATCH_STATE", "content_hash", "index_exists", "read_holder",
+           "StoredChunk", "SyncPlan", "content_hash", "index_exists", "read_holder",
            "vector_key"]

@@ -19,16 +19,17 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+from collections import Counter
 from dataclasses import dataclass
 
 from ..config import Config
 from ..errors import StoreError
-from .manifest import FTS_ROWS, cached_vectors
+from .manifest import FTS_ROWS
 from .notes import CENTROIDS_META
 from .paths import CHROMA_NAME, MANIFEST_NAME
 from .recovery import forget_chroma_clients, vectors_open_in_child
 from .remote import describe, remote_collection
-from .sync import same_vectors
+from .sync import differences
 
 # Problem kinds, and which part of the index each one concerns.
 MANIFEST_CORRUPT = "manifest-corrupt"  # SQLite says the manifest file is damaged
@@ -49,7 +50,6 @@ CENTROID_MISSING = "note-centroid-missing"  # a note with chunks and no centroid
 # Problems that rebuilding the vector store from the manifest's cache fixes.
 VECTOR_KINDS = frozenset({INTERRUPTED, STORE_MISSING, STORE_BROKEN, VECTORS_MISSING, VECTORS_EXTRA,
                           VECTORS_PATH, VECTORS_STALE, COUNTS, ORPHAN_CHUNKS, CACHE_MISSING})
-_PAGE = 2000
 
 
 @dataclass(frozen=True)
@@ -252,7 +252,7 @@ def _check_vectors(config: Config, chunks: dict[str, tuple[str, str]], db: sqlit
 
     path = config.index_dir / CHROMA_NAME
     if config.chroma_url:
-        collection = remote_collection(config, lambda key: _meta(db, key))
+        collection = remote_collection(lambda key: _meta(db, key))
         where = describe(config.chroma_url, collection)
     else:
         where = str(path)
@@ -281,44 +281,19 @@ def _check_vectors(config: Config, chunks: dict[str, tuple[str, str]], db: sqlit
 
 def _compare_vectors(store, chunks: dict[str, tuple[str, str]], db: sqlite3.Connection, dim: int,
                      problems: list[Problem]) -> int:
-    seen: set[str] = set()
-    extra: dict[str, int] = {}
-    wrong_path: dict[str, int] = {}
-    stale: dict[str, int] = {}
-    for ids, metas, embeddings in store.pages(_PAGE):
-        keys = [chunks[cid][1] for cid in ids if cid in chunks]
-        cached = cached_vectors(db, keys, dim)
-        compare: list[int] = []
-        for i, cid in enumerate(ids):
-            seen.add(cid)
-            meta_path = (metas[i] or {}).get("path", "")
-            if cid not in chunks:
-                extra[meta_path] = extra.get(meta_path, 0) + 1
-                continue
-            path, key = chunks[cid]
-            if meta_path != path:
-                wrong_path[path] = wrong_path.get(path, 0) + 1
-            if embeddings is not None and cached.get(key) is not None:
-                compare.append(i)
-        alike = same_vectors([embeddings[i] for i in compare], [cached[chunks[ids[i]][1]] for i in compare])
-        for i, ok in zip(compare, alike):
-            if not ok:
-                path = chunks[ids[i]][0]
-                stale[path] = stale.get(path, 0) + 1
-    missing: dict[str, int] = {}
-    for cid in chunks.keys() - seen:
-        p = chunks[cid][0]
-        missing[p] = missing.get(p, 0) + 1
-    for path, n in sorted(missing.items()):
-        problems.append(Problem(VECTORS_MISSING, path, f"{n} chunk(s) have no vector in the store"))
-    for path, n in sorted(extra.items()):
-        problems.append(Problem(VECTORS_EXTRA, path, f"{n} vector(s) of chunks the manifest does not have"))
-    for path, n in sorted(wrong_path.items()):
-        problems.append(Problem(VECTORS_PATH, path, f"{n} vector(s) filed under another path"))
-    for path, n in sorted(stale.items()):
-        problems.append(Problem(VECTORS_STALE, path, f"{n} vector(s) differ from the cached embedding"))
+    found = differences(store, chunks, db, dim)
+
+    def per_path(ids) -> Counter:
+        return Counter(chunks[cid][0] for cid in ids)
+
+    for kind, counts, what in (
+            (VECTORS_MISSING, per_path(found.missing(chunks)), "chunk(s) have no vector in the store"),
+            (VECTORS_EXTRA, Counter(found.extra.values()), "vector(s) of chunks the manifest does not have"),
+            (VECTORS_PATH, per_path(found.moved), "vector(s) filed under another path"),
+            (VECTORS_STALE, per_path(found.stale), "vector(s) differ from the cached embedding")):
+        problems += [Problem(kind, path, f"{n} {what}") for path, n in sorted(counts.items())]
     count = store.count()
-    if count != len(chunks) or count != len(seen):
+    if count != len(chunks) or count != len(found.seen):
         problems.append(Problem(COUNTS, "", f"manifest has {len(chunks)} chunks, the vector store "
-                                       f"counts {count} (and lists {len(seen)})"))
-    return len(seen)
+                                       f"counts {count} (and lists {len(found.seen)})"))
+    return len(found.seen)

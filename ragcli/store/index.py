@@ -101,13 +101,23 @@ class Index:
     flat_vectors = _part("reads", "flat_vectors")
     cosines = _part("reads", "cosines")
     note_centroids = _part("reads", "note_centroids")
-    chunks = _part("reads", "chunks")
-    section_chunks = _part("reads", "section_chunks")
     filter_paths = _part("reads", "filter_paths")
-    rebuild_keywords = _part("repairs", "rebuild_keywords")
-    drop_orphan_chunks = _part("repairs", "drop_orphan_chunks")
+    rebuild_keywords = _part("_m", "rebuild_keywords")
+    drop_orphan_chunks = _part("_m", "drop_orphan_chunks")
     fill_centroids = _part("repairs", "fill_centroids")
     collection = _part("vectors", "collection")
+    open_vectors_ahead = _part("vectors", "open_ahead")
+    # What is there, as the manifest says.
+    files = _part("_m", "files")
+    paths = _part("_m", "paths")
+    file = _part("_m", "file")
+    chunks = _part("_m", "chunks_by_ids")
+    section_chunks = _part("_m", "section_chunks")
+    counts = _part("_m", "counts")
+    generation = _part("_m", "generation")
+    dependents = _part("_m", "dependents")
+    pending_vectors = _part("_m", "pending_vectors")
+    pending_counts = _part("_m", "pending_counts")
 
     # -- opening ----------------------------------------------------------------------------
     @classmethod
@@ -131,7 +141,7 @@ class Index:
         try:
             index = cls(config, Manifest(config.index_dir / MANIFEST_NAME), lock)
             if not index._m.get_meta(META_KEY):  # name this index's collection on a Chroma server
-                index._m.set_meta(META_KEY, new_collection_name(index.counts()[1] > 0, config))
+                index._m.set_meta(META_KEY, new_collection_name())
             if index._m.get_meta(CENTROIDS_META) != "1" and index._m.dim():
                 fill_missing_centroids(index._m.db, index._m.dim())  # an index from before centroids
             index.recover()
@@ -193,24 +203,6 @@ class Index:
         check_model(self.fingerprint(), model_id, dim, settings)
 
     # -- what is there ----------------------------------------------------------------------
-    def files(self, root: str | None = None) -> dict[str, FileRecord]:
-        return self._m.files(root)
-
-    def paths(self) -> set[str]:
-        """The paths of the indexed files (cheaper than ``files()`` when that is all)."""
-        return self._m.paths()
-
-    def file(self, path: str) -> FileRecord | None:
-        """The record of one indexed file (its path exactly as indexed), or None."""
-        return self._m.file(path)
-
-    def counts(self) -> tuple[int, int]:
-        """(files, chunks)"""
-        return self._m.counts()
-
-    def generation(self) -> int:
-        return self._m.generation()
-
     def last_indexed(self) -> float | None:
         last = self._m.get_meta("last_indexed")
         return float(last) if last else None
@@ -261,10 +253,6 @@ class Index:
         """Make the next sync read these files even if their size and mtime look unchanged."""
         self.mark_unchanged((p, -1, -1) for p in paths)
 
-    def dependents(self, paths: Iterable[str]) -> set[str]:
-        """Notes that embed any of ``paths`` (their text includes the embedded note's)."""
-        return self._m.dependents(paths)
-
     # -- writing ----------------------------------------------------------------------------
     def cached_vectors(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
         return self._m.cached_vectors(keys, self._m.dim())
@@ -312,15 +300,6 @@ class Index:
             m.set_meta("vectors_dirty", "0", commit=False)
             m.commit_write()
         return len(to_add) + len(waiting), len(to_delete)
-
-    def pending_vectors(self, limit: int) -> list[tuple[str, str]]:
-        """(vec_key, chunk id) of up to ``limit`` chunks that have no vector yet, one per key."""
-        return self._m.pending_vectors(limit)
-
-    def pending_counts(self) -> tuple[int, int]:
-        """(chunks without a vector yet, all chunks): phase two's progress. Cheap when none
-        wait (the mark says so); a count over the chunks when some do."""
-        return self._m.pending_counts()
 
     def pending_done(self) -> None:
         """Phase two found nothing left to embed: notes whose last vector came in a write that
@@ -374,10 +353,6 @@ class Index:
         return np.stack([fresh[k] if k in fresh else cached[k] for k in keys])
 
     # -- the vector side and its repairs -----------------------------------------------------
-    def open_vectors_ahead(self) -> None:
-        """A writer that knows it will write starts opening the local store on a thread."""
-        self.vectors.open_ahead()
-
     def recover(self) -> None:
         """Bring Chroma back in step with the manifest after a run that was killed mid-write."""
         with self._writing():

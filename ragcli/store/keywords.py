@@ -12,7 +12,6 @@ WEIGHTS = (3.0, 2.0, 1.0)  # bm25 column weights: title (with aliases), heading 
 
 
 def keyword_search(db: sqlite3.Connection, match: str, limit: int, paths: Sequence[str] | None = None,
-                   weights: tuple[float, float, float] = WEIGHTS,
                    rowids: tuple[int, int] | None = None) -> list[tuple[str, float]]:
     """The top ``limit`` (chunk id, bm25 score with higher = better) for an FTS5 MATCH
     expression, within the files ``paths`` when given, among the chunks whose rowid is in
@@ -28,7 +27,7 @@ def keyword_search(db: sqlite3.Connection, match: str, limit: int, paths: Sequen
     """
     if paths is not None and not paths:
         return []
-    params: list = [*weights, match]
+    params: list = [*WEIGHTS, match]
     within = ""
     if rowids is not None:
         within = " AND chunks_fts.rowid >= ? AND chunks_fts.rowid < ?"
@@ -52,8 +51,7 @@ def keyword_search(db: sqlite3.Connection, match: str, limit: int, paths: Sequen
     return [(cid, -score) for cid, score in rows]
 
 
-def keyword_scores(db: sqlite3.Connection, match: str, ids: Sequence[str],
-                   weights: tuple[float, float, float] = WEIGHTS) -> dict[str, float]:
+def keyword_scores(db: sqlite3.Connection, match: str, ids: Sequence[str]) -> dict[str, float]:
     """The bm25 (higher = better) of the chunks ``ids`` that match, for hybrid search to
     give the vector side's candidates their keyword score.
 
@@ -68,7 +66,7 @@ def keyword_scores(db: sqlite3.Connection, match: str, ids: Sequence[str],
            " WHERE chunks_fts MATCH ? AND +rowid IN (SELECT rowid FROM chunks WHERE id IN"
            " (SELECT value FROM json_each(?)))) f JOIN chunks c ON c.rowid = f.rowid")
     try:
-        rows = db.execute(sql, (*weights, match, json.dumps(list(ids)))).fetchall()
+        rows = db.execute(sql, (*WEIGHTS, match, json.dumps(list(ids)))).fetchall()
     except sqlite3.OperationalError:
         return {}
     return {cid: -score for cid, score in rows}

@@ -50,7 +50,7 @@ class Vectors:
 
     def collection(self) -> str:
         """This index's collection on the Chroma server (``store.remote``)."""
-        return remote_collection(self.config, self._m.get_meta)
+        return remote_collection(self._m.get_meta)
 
     def drop(self) -> None:
         """Let go of the store; the next ``store()`` opens it again."""

@@ -135,20 +135,18 @@ def _private_file(path: Path) -> None:
 class Manifest:
     """Files, chunks, keyword index and vector cache in one SQLite database."""
 
-    def __init__(self, path: Path, readonly: bool = False):
+    def __init__(self, path: Path):
+        """Readers too: the schema is created (``IF NOT EXISTS``) by whoever opens it, so every
+        table and trigger is there for every query below."""
         self.path = path
-        if readonly:
-            uri = f"file:{path}?mode=ro"
-            self.db = sqlite3.connect(uri, uri=True, timeout=30, check_same_thread=False)
-        else:
-            self.db = sqlite3.connect(path, timeout=30, check_same_thread=False)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=NORMAL")
-            self.db.executescript(_SCHEMA)
-            self._set_default("schema_version", str(SCHEMA_VERSION))
-            self.db.commit()
-            for suffix in ("", "-wal", "-shm"):
-                _private_file(Path(f"{path}{suffix}"))
+        self.db = sqlite3.connect(path, timeout=30, check_same_thread=False)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.executescript(_SCHEMA)
+        self._set_default("schema_version", str(SCHEMA_VERSION))
+        self.db.commit()
+        for suffix in ("", "-wal", "-shm"):
+            _private_file(Path(f"{path}{suffix}"))
         self.db.execute("PRAGMA busy_timeout=30000")
 
     def close(self) -> None:
@@ -188,9 +186,11 @@ class Manifest:
         return {r[0]: _file_record(r) for r in rows}
 
     def paths(self) -> set[str]:
+        """The paths of the indexed files (cheaper than ``files()`` when that is all)."""
         return {r[0] for r in self.db.execute("SELECT path FROM files")}
 
     def file(self, path: str) -> FileRecord | None:
+        """The record of one indexed file (its path exactly as indexed), or None."""
         row = self.db.execute(_FILES + " WHERE path = ?", (path,)).fetchone()
         return _file_record(row) if row else None
 
@@ -266,6 +266,7 @@ class Manifest:
         return self.db.execute("SELECT id, path, vec_key FROM chunks WHERE path = ?", (path,)).fetchall()
 
     def counts(self) -> tuple[int, int]:
+        """(files, chunks)"""
         files = self.db.execute("SELECT COUNT(*) FROM files").fetchone()[0]
         chunks = self.db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
         return files, chunks
@@ -305,7 +306,8 @@ class Manifest:
             (self.dim() * 4, limit)).fetchall()
 
     def pending_counts(self) -> tuple[int, int]:
-        """(chunks whose vector is not cached, all chunks); the count runs only under the mark."""
+        """(chunks whose vector is not cached, all chunks): phase two's progress. Cheap when
+        none wait (the mark says so); a count over the chunks when some do."""
         total = self.db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
         if self.get_meta(PENDING_META) != "1":
             return 0, total
@@ -335,6 +337,7 @@ class Manifest:
         self.db.commit()
 
     def drop_orphan_chunks(self) -> int:
+        """Chunk rows of files the manifest does not list; returns how many were dropped."""
         self.db.execute("DELETE FROM notes WHERE path NOT IN (SELECT path FROM files)")
         cur = self.db.execute("DELETE FROM chunks WHERE path NOT IN (SELECT path FROM files)")
         self.db.commit()

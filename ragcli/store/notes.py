@@ -15,15 +15,11 @@ from .manifest import rows_in
 
 
 def note_centroids(db: sqlite3.Connection, ids: Sequence[str], dim: int) -> dict[str, np.ndarray]:
-    """chunk id -> the centroid of its note, for the chunks whose note has one. An index
-    built before notes had centroids (no table) has none, and search goes on without."""
+    """chunk id -> the centroid of its note, for the chunks whose note has one."""
     result: dict[str, np.ndarray] = {}
     by_path: dict[str, np.ndarray | None] = {}
-    try:
-        rows = list(rows_in(db, "SELECT c.id, c.path, n.centroid FROM chunks c JOIN notes n ON n.path = c.path"
-                                " WHERE c.id IN", list(ids)))
-    except sqlite3.OperationalError:
-        return {}
+    rows = rows_in(db, "SELECT c.id, c.path, n.centroid FROM chunks c JOIN notes n ON n.path = c.path"
+                       " WHERE c.id IN", list(ids))
     for cid, path, blob in rows:
         if path not in by_path:
             vec = np.frombuffer(blob, dtype=np.float32)

@@ -3,4 +3,3 @@
 MANIFEST_NAME = "manifest.sqlite"  # the truth: files, chunks, keywords, vector cache
 CHROMA_NAME = "chroma"  # the vector index, rebuildable from the manifest
 LOCK_NAME = "write.lock"  # one writer at a time (flock)
-WATCH_STATE = "watch.json"  # the watcher's state, read by `rag status`

@@ -3,38 +3,30 @@
 One server can hold the vectors of many indexes (several laptops, or several index folders
 on one): each index has its own collection, named once and recorded in its manifest
 (``meta.chroma_collection``), so the name survives a move of the index folder and two
-laptops whose index folders have the same path never share a collection.
-
-An index whose manifest records no name (one made before names were recorded) keeps the
-name it had then: a hash of its index folder's path.
+laptops whose index folders have the same path never share a collection. Its first writer
+names it (``Index.open_writer``).
 """
 
 from __future__ import annotations
 
-import hashlib
 import uuid
 from collections.abc import Callable
 
-from ..config import Config
 from ..errors import StoreError
+from .vectors import COLLECTION
 
 META_KEY = "chroma_collection"
 
 
-def legacy_collection(config: Config) -> str:
-    """The name an index got before names were recorded: a hash of its folder's path."""
-    return "ragcli-" + hashlib.sha256(str(config.index_dir).encode()).hexdigest()[:12]
+def remote_collection(get_meta: Callable[[str], str | None]) -> str:
+    """This index's collection on the Chroma server (``get_meta`` reads the manifest's meta).
+    An index no writer has opened since names were recorded (all of them rebuild for the
+    chunker anyway) gets the default name, which its reader finds empty and says so."""
+    return get_meta(META_KEY) or COLLECTION
 
 
-def remote_collection(config: Config, get_meta: Callable[[str], str | None]) -> str:
-    """This index's collection on the Chroma server (``get_meta`` reads the manifest's meta)."""
-    return get_meta(META_KEY) or legacy_collection(config)
-
-
-def new_collection_name(has_chunks: bool, config: Config) -> str:
-    """The name to record for an index that has none yet: a fresh one for a new index; for
-    one that already has chunks, the name it has been using (so its vectors are found)."""
-    return legacy_collection(config) if has_chunks else f"ragcli-{uuid.uuid4().hex[:16]}"
+def new_collection_name() -> str:
+    return f"ragcli-{uuid.uuid4().hex[:16]}"
 
 
 def describe(url: str, collection: str) -> str:

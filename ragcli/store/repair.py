@@ -64,14 +64,6 @@ class Repairs:
         self._m.set_meta("vectors_dirty", "0")
         return lost
 
-    def rebuild_keywords(self) -> None:
-        """Index every chunk row again into the keyword index, the way the insert trigger does."""
-        self._m.rebuild_keywords()
-
-    def drop_orphan_chunks(self) -> int:
-        """Chunk rows of files the manifest does not list; returns how many were dropped."""
-        return self._m.drop_orphan_chunks()
-
     def fill_centroids(self) -> int:
         """Compute the missing note centroids from the vector cache; returns how many."""
         return fill_missing_centroids(self._m.db, self._m.dim())

@@ -7,11 +7,11 @@ protocol lives in ``index``, and nothing here writes.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import numpy as np
 
-from ..types import Chunk
 from . import keywords
 from .flat import FLAT_MAX_CHUNKS, FlatVectors
 from .live import Vectors
@@ -19,7 +19,21 @@ from .manifest import Manifest
 from .notes import note_centroids
 
 
+def _on_db(func):
+    """A ``keywords`` function as a method, run on the manifest's connection."""
+    @functools.wraps(func)
+    def method(self, *args, **kwargs):
+        return func(self._m.db, *args, **kwargs)
+    return method
+
+
 class Searching:
+    keyword_search = _on_db(keywords.keyword_search)
+    keyword_scores = _on_db(keywords.keyword_scores)
+    keyword_df = _on_db(keywords.keyword_df)
+    respell = _on_db(keywords.respell)
+    filter_paths = _on_db(keywords.filter_paths)
+
     def __init__(self, manifest: Manifest, vectors: Vectors):
         self._m = manifest
         self._vectors = vectors
@@ -27,19 +41,9 @@ class Searching:
         self._idf_version: tuple[int, int] | None = None
         self._flat: tuple[int, FlatVectors | None] | None = None  # (generation, its flat search)
 
-    def keyword_search(self, match: str, limit: int, paths: Sequence[str] | None = None,
-                       rowids: tuple[int, int] | None = None) -> list[tuple[str, float]]:
-        """The top ``limit`` (chunk id, bm25 with higher = better) for an FTS5 MATCH expression
-        (among the chunks with a rowid in ``[low, high)`` when ``rowids`` is given)."""
-        return keywords.keyword_search(self._m.db, match, limit, paths, rowids=rowids)
-
     def rowid_end(self) -> int:
         """One past the highest chunk rowid (the end of the range ``keyword_search`` splits)."""
         return self._m.db.execute("SELECT coalesce(max(rowid), 0) + 1 FROM chunks").fetchone()[0]
-
-    def keyword_scores(self, match: str, ids: Sequence[str]) -> dict[str, float]:
-        """The bm25 of those chunks ``ids`` that match (hybrid search's vector candidates)."""
-        return keywords.keyword_scores(self._m.db, match, ids)
 
     def keyword_idf(self, terms: Sequence[str]) -> list[float]:
         """Each term's bm25 idf, remembered until the index changes: counting a common
@@ -52,14 +56,6 @@ class Searching:
         if missing:
             self._idf.update(zip(missing, keywords.keyword_idf(db, missing)))
         return [self._idf[t] for t in terms]
-
-    def keyword_df(self, terms: Sequence[str]) -> list[int]:
-        """How many chunks hold each term (a quoted FTS5 string)."""
-        return keywords.keyword_df(self._m.db, terms)
-
-    def respell(self, words: Sequence[str]) -> dict[str, str]:
-        """Query words in no chunk -> the nearest indexed term (a stem), for spelling slips."""
-        return keywords.respell(self._m.db, words)
 
     def vector_search(self, vector: np.ndarray, k: int,
                       paths: Sequence[str] | None = None) -> list[tuple[str, float]]:
@@ -93,13 +89,3 @@ class Searching:
     def note_centroids(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """chunk id -> the centroid of its note's chunk vectors, where known."""
         return note_centroids(self._m.db, ids, self._m.dim())
-
-    def chunks(self, ids: Sequence[str]) -> dict[str, Chunk]:
-        return self._m.chunks_by_ids(ids)
-
-    def section_chunks(self, path: str, heading: str) -> list[Chunk]:
-        return self._m.section_chunks(path, heading)
-
-    def filter_paths(self, path_glob: str | None = None, tag: str | None = None,
-                     since: str | None = None, until: str | None = None) -> list[str]:
-        return keywords.filter_paths(self._m.db, path_glob, tag, since, until)

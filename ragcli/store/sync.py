@@ -1,10 +1,13 @@
-"""Putting a Chroma collection in step with the manifest, from the vector cache alone."""
+"""Putting a Chroma collection in step with the manifest, from the vector cache alone, and
+the one walk over the collection that both this and `rag verify` (``store.check``) make."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import numpy as np
 
-from .manifest import PENDING_META, Manifest
+from .manifest import PENDING_META, Manifest, cached_vectors
 
 _PAGE = 2000
 
@@ -26,6 +29,41 @@ def same_vectors(have: list, want: list[np.ndarray | None]) -> list[bool]:
     return out
 
 
+@dataclass
+class Differences:
+    """How a store differs from the chunks it should hold, found in one walk of its pages."""
+
+    seen: set[str] = field(default_factory=set)  # every id the store holds
+    extra: dict[str, str] = field(default_factory=dict)  # unwanted id -> the path it is filed under
+    moved: list[str] = field(default_factory=list)  # wanted ids filed under another path
+    stale: list[str] = field(default_factory=list)  # wanted ids whose vector is not the cached one
+
+    def missing(self, want) -> list[str]:
+        return [cid for cid in want if cid not in self.seen]
+
+
+def differences(store, want: dict[str, tuple[str, str]], db, dim: int) -> Differences:
+    """Compare ``store`` with ``want`` (chunk id -> (path, vector cache key)); a vector is
+    compared where the cache holds one of ``dim`` dimensions for it."""
+    found = Differences()
+    for ids, metas, embeddings in store.pages(_PAGE):
+        found.seen.update(ids)
+        mine = []
+        for i, cid in enumerate(ids):
+            path = (metas[i] or {}).get("path", "")
+            if cid not in want:
+                found.extra[cid] = path
+                continue
+            mine.append(i)
+            if path != want[cid][0]:
+                found.moved.append(cid)
+        cached = cached_vectors(db, [want[ids[i]][1] for i in mine], dim)
+        compare = [i for i in mine if embeddings is not None and want[ids[i]][1] in cached]
+        alike = same_vectors([embeddings[i] for i in compare], [cached[want[ids[i]][1]] for i in compare])
+        found.stale += [ids[i] for i, same in zip(compare, alike) if not same]
+    return found
+
+
 def sync_into(m: Manifest, dim: int, store) -> tuple[int, int, list[str]]:
     """Make ``store`` hold exactly the manifest's chunk ids, paths and cached vectors.
 
@@ -38,21 +76,11 @@ def sync_into(m: Manifest, dim: int, store) -> tuple[int, int, list[str]]:
         m.set_meta(PENDING_META, "1")
     cached_keys = _cached_keys(m, dim)
     want = {cid: (path, key) for cid, path, key in m.stored_chunks() if key in cached_keys}
-    have: set[str] = set()
-    wrong: list[str] = []  # present, but under another path or with another vector
-    for ids, metas, embeddings in store.pages(_PAGE):
-        keys = [want[c][1] for c in ids if c in want]
-        cached = m.cached_vectors(keys, dim) if keys else {}
-        have.update(ids)
-        mine = [i for i, cid in enumerate(ids) if cid in want]
-        alike = same_vectors([None if embeddings is None else embeddings[i] for i in mine],
-                             [cached.get(want[ids[i]][1]) for i in mine])
-        wrong += [ids[i] for i, same in zip(mine, alike)
-                  if not same or (metas[i] or {}).get("path") != want[ids[i]][0]]
-    extra = sorted(have - want.keys())
+    found = differences(store, want, m.db, dim)
+    extra = sorted(found.extra)
     if extra:
         store.delete(extra)
-    todo = [cid for cid in want if cid not in have] + wrong
+    todo = found.missing(want) + list(dict.fromkeys(found.moved + found.stale))
     for start in range(0, len(todo), _PAGE):
         part = todo[start:start + _PAGE]
         cached = m.cached_vectors([want[c][1] for c in part], dim)

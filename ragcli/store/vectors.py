@@ -26,7 +26,6 @@ class VectorStore(Protocol):
     def upsert(self, ids: Sequence[str], vectors: np.ndarray, paths: Sequence[str]) -> None: ...
     def delete(self, ids: Sequence[str]) -> None: ...
     def query(self, vector: np.ndarray, k: int, paths: Sequence[str] | None = None) -> list[tuple[str, float]]: ...
-    def ids(self) -> set[str]: ...
     def pages(self, size: int = 2000):
         """Every (ids, metadatas, embeddings) page of the collection, in order."""
         ...
@@ -127,17 +126,6 @@ class ChromaStore:
             result = self.col.query(query_embeddings=np.asarray([vector], dtype=np.float32),
                                     n_results=max(1, k), where=where, include=["distances"])
         return [(cid, 1.0 - float(d)) for cid, d in zip(result["ids"][0], result["distances"][0])]
-
-    def ids(self) -> set[str]:
-        found: set[str] = set()
-        offset = 0
-        while True:
-            with self._guard():
-                page = self.col.get(include=[], limit=self.batch, offset=offset)["ids"]
-            found.update(page)
-            if len(page) < self.batch:
-                return found
-            offset += len(page)
 
     def pages(self, size: int = 2000):
         """Every (ids, metadatas, embeddings) page of the collection, in order."""

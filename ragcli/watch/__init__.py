@@ -11,8 +11,7 @@
 watchdog is imported only inside functions: ``import ragcli.cli`` must stay light.
 """
 
-from .daemon import STATE_FILE, Watcher, WatchOptions, watch
-from .service import KINDS as SERVICE_KINDS
+from .daemon import Watcher, WatchOptions, watch
 from .service import service_file
 
-__all__ = ["STATE_FILE", "SERVICE_KINDS", "Watcher", "WatchOptions", "service_file", "watch"]
+__all__ = ["Watcher", "WatchOptions", "service_file", "watch"]

@@ -28,8 +28,8 @@ from pathlib import Path
 from ..children import child_env
 from ..config import Config, ensure_private_dir
 from ..errors import ExitCode, LockedError, RagError
-from ..store import LOCK_NAME, WATCH_STATE, read_holder
-from .files import LOG_BACKUPS, LOG_BYTES, log_path, out_path, read_exit
+from ..store import LOCK_NAME, read_holder
+from .files import LOG_BACKUPS, LOG_BYTES, log_path, out_path, read_exit, read_state
 
 START_WAIT = 120.0  # seconds the launcher waits for the child to take the lock and begin
 STOP_WAIT = 60.0  # seconds `--stop` waits by default (a write in hand is finished first)
@@ -76,18 +76,12 @@ def _refuse_if_running(config: Config) -> None:
 def _wait_started(config: Config, proc: subprocess.Popen, wait: float) -> bool:
     """True once the child holds the lock and has written its state (its socket is bound by
     then); False if still starting after ``wait``; raises the child's error if it exited."""
-    import json
-
     deadline = time.monotonic() + wait
     while True:
         code = proc.poll()
         if code is not None:
             raise _start_failed(config, code)
-        try:
-            state = json.loads((config.index_dir / WATCH_STATE).read_text())
-        except (OSError, ValueError):
-            state = None
-        if isinstance(state, dict) and state.get("pid") == proc.pid:
+        if (read_state(config) or {}).get("pid") == proc.pid:
             return True
         if time.monotonic() > deadline:
             return False

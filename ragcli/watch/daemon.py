@@ -34,14 +34,12 @@ from pathlib import Path
 
 from ..config import Config
 from ..errors import Cancelled, IndexMismatchError, ModelError, ModelServerDown, RagError
-from ..store import WATCH_STATE
 from .changes import PendingChanges, Relevance, event_paths
-from .files import remove_pid, write_exit, write_pid
+from .files import remove_pid, state_path, write_exit, write_pid, write_private
 from .observe import make_handler, start_observer, stop_observer, unwatched_folders, warn_limit
 
 log = logging.getLogger("ragcli.watch")
 
-STATE_FILE = WATCH_STATE  # read by `rag status`
 MAX_ATTEMPTS = 3  # a path whose sync raised is retried this often before the next reconcile
 STATE_EVERY = 0.5  # seconds between two writes of the state file at most
 
@@ -368,20 +366,17 @@ class Watcher:
             if key != self._state_written:
                 self.pending.add_wakeup(self._state_at + STATE_EVERY)
             return
-        path = self.config.index_dir / STATE_FILE
-        tmp = path.with_name(f".{STATE_FILE}.{os.getpid()}.tmp")
         try:
-            tmp.write_text(json.dumps(data))
-            os.replace(tmp, path)
+            write_private(state_path(self.config), json.dumps(data))
         except OSError as exc:
-            log.debug("cannot write %s: %s", path, exc)
+            log.debug("cannot write the state file: %s", exc)
             return
         self._state_written, self._state_at = key, now
 
     def _remove_state(self) -> None:
         remove_pid(self.config)
         try:
-            (self.config.index_dir / STATE_FILE).unlink()
+            state_path(self.config).unlink()
         except OSError:
             pass
 

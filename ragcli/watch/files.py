@@ -1,5 +1,6 @@
-"""The files a running watcher keeps in the index folder, besides ``watch.json`` (its state):
+"""The files a running watcher keeps in the index folder:
 
+- ``watch.json``: its state (pid, since, roots, pending...), for `rag status` and `--detach`;
 - ``watch.pid``: its pid, a plain number (``kill $(cat watch.pid)`` works), 0600, removed
   when it stops; the write lock (``write.lock``) stays the authority on whether it runs;
 - ``watch.sock``: its socket (``serve.protocol.SOCKET_NAME``);
@@ -17,12 +18,17 @@ from pathlib import Path
 
 from ..config import Config
 
+STATE_NAME = "watch.json"
 PID_NAME = "watch.pid"
 LOG_NAME = "watch.log"
 OUT_NAME = "watch.out"
 EXIT_NAME = "watch.exit"
 LOG_BYTES = 1_000_000
 LOG_BACKUPS = 3
+
+
+def state_path(config: Config) -> Path:
+    return config.index_dir / STATE_NAME
 
 
 def pid_path(config: Config) -> Path:
@@ -79,8 +85,16 @@ def write_exit(config: Config, code: int) -> None:
 
 
 def read_exit(config: Config) -> dict | None:
+    return _read_json(exit_path(config))
+
+
+def read_state(config: Config) -> dict | None:
+    return _read_json(state_path(config))
+
+
+def _read_json(path: Path) -> dict | None:
     try:
-        data = json.loads(exit_path(config).read_text())
+        data = json.loads(path.read_text())
         return data if isinstance(data, dict) else None
     except (OSError, ValueError):
         return None
