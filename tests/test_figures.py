@@ -3,8 +3,14 @@ The rows are as the PDF reader writes them (tests/test_pdf_tables.py makes them 
 
 from __future__ import annotations
 
+import re
+
+import pytest
+
 from ragcli.retrieve.figures import direct_figure, with_figure
 from ragcli.types import Quote
+
+from conftest import CORPORA  # the path as reached (../shared may be a symlink)
 
 OPM = ("- PERFORMANCE MEASURE: OPM’s Federal Employee Viewpoint Survey Employee Engagement Index score — "
        "FY 2012 Results: 71%; FY 2013 Results: 72%; FY 2014 Results: 72%; FY 2015 Results: 71.1%; "
@@ -48,3 +54,70 @@ def test_an_answer_is_led_by_the_figure_unless_it_says_it() -> None:
     assert with_figure(question, quotes, "").startswith("71.3% — ")
     assert with_figure(question, quotes, "It was 71.3% [1].") == "It was 71.3% [1]."
     assert with_figure(question, quotes, "It rose [1].").endswith("[1]. It rose [1].")
+
+
+# ---------------------------------------------------------------- end to end, on a real report's pages
+
+CFE = CORPORA / "pdfs-long" / "nasa_cfe_6.5.0_build_test_report.pdf"
+EVS = "How many Event Services requirements did NASA test for core Flight Executive build 6.5.0?"
+
+
+@pytest.fixture(scope="module")
+def cfe_pages(tmp_path_factory, models_dir) -> dict[str, str]:
+    """NASA's cFE 6.5.0 test report cut to four of its pages, indexed: its requirements matrix
+    (p. 13: a row per service) and the pages that talk about the same services in prose (pp. 14,
+    22, 23), which took the quotes before the rows could."""
+    if not CFE.is_file():
+        pytest.skip("../shared/corpora/pdfs-long is not present")
+    from pypdf import PdfReader, PdfWriter
+
+    from ragcli.config import load_config
+    from ragcli.pipeline import index
+
+    folder = tmp_path_factory.mktemp("cfe-report")
+    reader, writer = PdfReader(CFE), PdfWriter()
+    for page in (13, 14, 22, 23):
+        writer.add_page(reader.pages[page - 1])
+    with open(folder / CFE.name, "wb") as f:
+        writer.write(f)
+    env = {"RAG_HOME": str(tmp_path_factory.mktemp("cfe-home")), "RAG_MODELS_DIR": str(models_dir)}
+    assert index(load_config(env=env), [folder]).files_indexed == 1
+    return env
+
+
+def _cited(result) -> Quote:
+    n = int(re.search(r"\[(\d+)\]", result.text).group(1))
+    return next(q for q in result.quotes if q.n == n)
+
+
+def test_a_figure_question_quotes_the_row_and_says_the_figure_first(cfe_pages, monkeypatch) -> None:
+    from ragcli.config import load_config
+    from ragcli.pipeline.answer import answer
+
+    for name, value in cfe_pages.items():
+        monkeypatch.setenv(name, value)
+    config = load_config()
+    result = answer(config, EVS, quotes_only=True)
+    assert result.text.startswith("65 — Event Services (EVS), Requirements Tested Passed ["), result.text
+    row = _cited(result)
+    assert row.page == 1 and "Event Services (EVS) — Requirements Tested Passed: 65;" in row.text
+    deferred = answer(config, "How many Time Services requirements were deferred in NASA's cFE 6.5.0 build "
+                      "test report?", quotes_only=True)
+    assert deferred.text.startswith("6 — Time Services (TIME), Deferred ["), deferred.text
+    assert "Time Services (TIME) — " in _cited(deferred).text
+    purpose = answer(config, "What is the purpose of the EVS log test in the cFE build test?", quotes_only=True)
+    assert purpose.covered and purpose.text == ""  # no figure asked: the quotes alone
+
+
+def test_the_figure_said_first_survives_the_model_and_its_checks(cfe_pages, monkeypatch) -> None:
+    from ragcli.config import load_config
+    from ragcli.pipeline.answer import answer
+
+    for name, value in cfe_pages.items():
+        monkeypatch.setenv(name, value)
+    said: list[str] = []
+    result = answer(load_config(), EVS, on_token=said.append)
+    assert result.text.startswith("65 — Event Services (EVS), Requirements Tested Passed ["), result.text
+    assert "".join(said).startswith("65 — ")  # streamed first, before the model's own words
+    assert "Event Services (EVS) — Requirements Tested Passed: 65;" in _cited(result).text
+    assert not result.quoted_fallback

@@ -9,19 +9,24 @@ when the question names no period or the header names every one it does. The ans
 as printed, cut to that cell ("71.3% — OPM's ... Engagement Index score, FY 2016 Results
 [1]"): every word of it is in the quote it cites.
 
-It says nothing when no row is clearly the one asked about: fewer than ``MIN_SHARED`` words
-in common, or two rows sharing as many (a guess is worse than the quotes alone).
+Words count by their idf in the index when it is given (``idf``, as the evidence weighs
+them): the word that tells the rows apart ("deferred", "Event") is rare, the words every row
+and the title repeat ("requirements", "core Flight Executive") are common.
+
+It says nothing for a question that asks no figure (``asks_for_figure``: "how many", "what
+share", "what ... score"), and nothing when no row is clearly the one asked about: fewer than ``MIN_SHARED`` words
+in common, or two rows sharing as much (a guess is worse than the quotes alone).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..ingest.pdf_tables import ROW, is_figure
 from ..types import Quote
-from ..words import query_terms
+from ..words import asks_figure, query_terms
 
 MIN_SHARED = 2  # question words a row's label and header must share with the question
 _ROW = re.compile(r"^(?P<label>.+?) — (?P<cells>.+)$")
@@ -30,6 +35,11 @@ _CELL_SEP = "; "
 _PERIOD = re.compile(r"\b(?:fy ?|fiscal (?:year )?)?((?:19|20)\d\d)\b|\b(q[1-4])\b|"
                      r"\b(first|second|third|fourth) quarter\b|\b(three|six|nine|twelve) months\b", re.I)
 _QUARTERS = {"first": "q1", "second": "q2", "third": "q3", "fourth": "q4"}
+# "what share of ...", "what ... index score ...": the figure nouns a table's cells answer, beyond
+# words.asks_figure's quantities and times ("how many", "what percentage")
+_WHAT_FIGURE = re.compile(r"\b(?:what|which)\b(?:\s+[\w'’(),-]+){0,8}?\s+(?:share|score|percent(?:age)?|"
+                          r"proportion|rate|number|amount|total|count|average|level|value|cost|price|"
+                          r"balance|limit|results?)s?\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -41,28 +51,38 @@ class Figure:
     header: str
     n: int  # the quote that holds the row
     shared: int  # question words the label and header share
+    weight: float = 0.0  # the same words, each by its idf (1 each without one)
 
     def sentence(self) -> str:
         return f"{self.value} — {self.label}, {self.header} [{self.n}]."
 
 
-def direct_figure(question: str, quotes: Sequence[Quote]) -> Figure | None:
+def direct_figure(question: str, quotes: Sequence[Quote],
+                  idf: Callable[[list[str]], dict[str, float]] | None = None) -> Figure | None:
     """The figure the question asks for, from a table row among ``quotes``; None when no row
     is clearly it."""
+    if not asks_for_figure(question):
+        return None
     asked = query_terms(_PERIOD.sub(" ", question))
+    weights = {t: w + 1.0 for t, w in idf(sorted(asked)).items()} if idf is not None and asked else {}
     periods = _periods(question)
     found: list[Figure] = []
     for quote in quotes:
         for line in quote.text.splitlines():
             match = _ROW.match(line.strip().removeprefix(ROW.strip()).strip())
             if match:
-                found += _cells(match["label"], match["cells"], quote.n, asked, periods)
+                found += _cells(match["label"], match["cells"], quote.n, asked, periods, weights)
     if not found:
         return None
-    found.sort(key=lambda f: -f.shared)
+    found.sort(key=lambda f: -f.weight)
     best = found[0]
-    rival = next((f for f in found[1:] if f.shared == best.shared and f.label != best.label), None)
+    rival = next((f for f in found[1:] if f.weight >= best.weight - 1e-9 and f.label != best.label), None)
     return best if best.shared >= MIN_SHARED and rival is None else None
+
+
+def asks_for_figure(question: str) -> bool:
+    """Does the question ask for a figure a table cell could hold?"""
+    return asks_figure(question) or bool(_WHAT_FIGURE.search(question))
 
 
 def with_figure(question: str, quotes: Sequence[Quote], text: str) -> str:
@@ -74,7 +94,8 @@ def with_figure(question: str, quotes: Sequence[Quote], text: str) -> str:
     return f"{figure.sentence()} {text}".strip()
 
 
-def _cells(label: str, cells: str, n: int, asked: set[str], periods: set[str]) -> list[Figure]:
+def _cells(label: str, cells: str, n: int, asked: set[str], periods: set[str],
+           weights: dict[str, float]) -> list[Figure]:
     """The row's figures whose header fits the periods asked, each scored by the words its
     label and header share with the question. A row's first figure of the period wins its
     ties ("FY 2016 Results" before "FY 2016 Target"): a result is asked more than a target."""
@@ -86,9 +107,10 @@ def _cells(label: str, cells: str, n: int, asked: set[str], periods: set[str]) -
             continue
         if not periods <= _periods(header):
             continue  # the question names another period (or two: a comparison is the model's)
-        shared = len(asked & (label_terms | query_terms(_PERIOD.sub(" ", header))))
-        if not any(f.shared >= shared for f in out):
-            out.append(Figure(value, label, header, n, shared))
+        shared = asked & (label_terms | query_terms(_PERIOD.sub(" ", header)))
+        weight = sum(weights.get(t, 1.0) for t in shared)
+        if not any(f.weight >= weight - 1e-9 for f in out):
+            out.append(Figure(value, label, header, n, len(shared), weight))
     return out
 
 

@@ -102,6 +102,7 @@ class Index:
     cosines = _part("reads", "cosines")
     note_centroids = _part("reads", "note_centroids")
     chunks = _part("reads", "chunks")
+    page_chunks = _part("reads", "page_chunks")
     filter_paths = _part("reads", "filter_paths")
     rebuild_keywords = _part("repairs", "rebuild_keywords")
     drop_orphan_chunks = _part("repairs", "drop_orphan_chunks")

@@ -248,6 +248,12 @@ class Manifest:
         sql = "SELECT id, path, title, heading, text, line_start, line_end, page, ordinal FROM chunks WHERE id IN"
         return {row[0]: _chunk(row) for row in rows_in(self.db, sql, ids)}
 
+    def page_chunks(self, path: str, page: int) -> list[Chunk]:
+        """The chunks of one page of a PDF, in order."""
+        sql = ("SELECT id, path, title, heading, text, line_start, line_end, page, ordinal FROM chunks"
+               " WHERE path = ? AND page = ? ORDER BY ordinal")
+        return [_chunk(row) for row in self.db.execute(sql, (path, page))]
+
     def stored_chunks(self, ids: Sequence[str] | None = None) -> Iterator[tuple[str, str, str]]:
         """(chunk id, path, vec_key) for the given ids, or for every chunk."""
         if ids is None:

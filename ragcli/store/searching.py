@@ -97,6 +97,10 @@ class Searching:
     def chunks(self, ids: Sequence[str]) -> dict[str, Chunk]:
         return self._m.chunks_by_ids(ids)
 
+    def page_chunks(self, path: str, page: int) -> list[Chunk]:
+        """The chunks of one page of a PDF, in order (its table rows come after its text)."""
+        return self._m.page_chunks(path, page)
+
     def filter_paths(self, path_glob: str | None = None, tag: str | None = None,
                      since: str | None = None, until: str | None = None) -> list[str]:
         return keywords.filter_paths(self._m.db, path_glob, tag, since, until)
