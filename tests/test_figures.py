@@ -48,6 +48,24 @@ def test_no_figure_when_no_row_is_clearly_the_one() -> None:
     assert direct_figure("Why did engagement stay flat?", [_quote(1, "Gains were offset by FIS.")]) is None
 
 
+MATRIX = ["- Executive Services (ES) — Requirements Tested Passed: 136; Total Tested: 141; Deferred: 7",
+          "- Time Services (TIME) — Requirements Tested Passed: 33; Total Tested: 33; Deferred: 6",
+          "- Tables (TBL) — Requirements Tested Passed: 51; Total Tested: 51; Deferred: 0"]
+
+
+def test_the_row_must_be_the_one_the_question_names() -> None:
+    quotes = [_quote(1, "\n".join(MATRIX))]
+
+    def idf(terms: list[str]) -> dict[str, float]:  # as in the report: every page says "requirements"
+        return {t: 0.1 if t in ("requirement", "test", "servic", "many", "were") else 2.0 for t in terms}
+    figure = direct_figure("How many Time Services requirements were deferred?", quotes, idf)
+    assert figure is not None and (figure.value, figure.label) == ("6", "Time Services (TIME)")
+    # "Table Services" names no row ("tables" and "table" are other words to the stemmer): that
+    # "services" is in the Executive Services label too makes it no more the one asked about
+    assert direct_figure("How many Table Services requirements were tested in total?", quotes, idf) is None
+    assert direct_figure("Why were Time Services requirements deferred?", quotes, idf) is None  # no figure asked
+
+
 def test_an_answer_is_led_by_the_figure_unless_it_says_it() -> None:
     quotes = [_quote(1, OPM)]
     question = "What was OPM's engagement index score in FY 2016?"

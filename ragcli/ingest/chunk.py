@@ -233,8 +233,9 @@ def _join(units: list[_Unit]) -> str:
             text = unit.text
         elif unit.kind in ("para", "code") or prev.kind in ("para", "code"):
             text += "\n\n" + unit.text
-        elif unit.kind in ("line",):
-            text += "\n" + unit.text
+        elif unit.kind in ("line",):  # a blank line between them stays: "Table rows:" after a
+            # list would else read as the last item's lazy continuation, not as the next list's lead
+            text += ("\n\n" if unit.line_start > prev.line_end + 1 else "\n") + unit.text
         elif unit.kind == "chars":
             text += unit.text
         elif unit.line_start > prev.line_end:  # a sentence that began a line of the note still does,
@@ -274,7 +275,7 @@ def _tail_lines(units: list[_Unit], overlap: int) -> _Unit | None:
         kept.insert(0, unit)
     if not kept:
         return None
-    return _Unit("\n".join(u.text for u in kept), kept[0].line_start, kept[-1].line_end, "line",
+    return _Unit(_join(kept), kept[0].line_start, kept[-1].line_end, "line",
                  sum(u.cost for u in kept))
 
 

@@ -15,7 +15,10 @@ and the title repeat ("requirements", "core Flight Executive") are common.
 
 It says nothing for a question that asks no figure (``asks_for_figure``: "how many", "what
 share", "what ... score"), and nothing when no row is clearly the one asked about: fewer than ``MIN_SHARED`` words
-in common, or two rows sharing as much (a guess is worse than the quotes alone).
+in common, two rows sharing as much, or a row whose label the question names no more than
+another's (the label is what tells rows apart: "Executive Services (ES)" is not asked about
+because the question says "services", as every row's label does). A guess is worse than the
+quotes alone.
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ class Figure:
     n: int  # the quote that holds the row
     shared: int  # question words the label and header share
     weight: float = 0.0  # the same words, each by its idf (1 each without one)
+    named: float = 0.0  # the weight of those words in the label alone
 
     def sentence(self) -> str:
         return f"{self.value} — {self.label}, {self.header} [{self.n}]."
@@ -77,7 +81,10 @@ def direct_figure(question: str, quotes: Sequence[Quote],
     found.sort(key=lambda f: -f.weight)
     best = found[0]
     rival = next((f for f in found[1:] if f.weight >= best.weight - 1e-9 and f.label != best.label), None)
-    return best if best.shared >= MIN_SHARED and rival is None else None
+    named_too = any(f.named >= best.named - 1e-9 for f in found if f.label != best.label)
+    if best.shared < MIN_SHARED or rival is not None or best.named <= 0 or named_too:
+        return None
+    return best
 
 
 def asks_for_figure(question: str) -> bool:
@@ -101,6 +108,7 @@ def _cells(label: str, cells: str, n: int, asked: set[str], periods: set[str],
     ties ("FY 2016 Results" before "FY 2016 Target"): a result is asked more than a target."""
     out: list[Figure] = []
     label_terms = query_terms(_PERIOD.sub(" ", label))
+    named = sum(weights.get(t, 1.0) for t in asked & label_terms)
     for cell in cells.split(_CELL_SEP):
         header, sep, value = cell.rpartition(": ")
         if not sep or not is_figure(value):
@@ -110,7 +118,7 @@ def _cells(label: str, cells: str, n: int, asked: set[str], periods: set[str],
         shared = asked & (label_terms | query_terms(_PERIOD.sub(" ", header)))
         weight = sum(weights.get(t, 1.0) for t in shared)
         if not any(f.weight >= weight - 1e-9 for f in out):
-            out.append(Figure(value, label, header, n, len(shared), weight))
+            out.append(Figure(value, label, header, n, len(shared), weight, named))
     return out
 
 
