@@ -131,7 +131,8 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
         _lead_with_figure(gate, asked, quotes, _idf(searcher))
         timings["total_s"] = time.perf_counter() - started
         return Answer(question, gate.finish(), [_source(q) for q in quotes], model, timings, quotes=quotes,
-                      cited=[q.n for q in quotes], retrieval_query=query, checked=False, **shape)
+                      cited=[q.n for q in quotes], retrieval_query=query, checked=False,
+                      dropped=[v.to_json() for v in gate.dropped], **shape)
     prompt = fit_quotes(generator, asked, quotes, max_tokens=config.max_tokens)
     quotes = prompt.quotes  # those that fit the window, renumbered 1..n
     if on_quotes is not None:
