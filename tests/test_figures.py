@@ -64,6 +64,10 @@ def test_the_row_must_be_the_one_the_question_names() -> None:
     # "services" is in the Executive Services label too makes it no more the one asked about
     assert direct_figure("How many Table Services requirements were tested in total?", quotes, idf) is None
     assert direct_figure("Why were Time Services requirements deferred?", quotes, idf) is None  # no figure asked
+    # the Executive Services row quoted alone: "services" is one of its label's words, not its name
+    alone = [_quote(1, MATRIX[0])]
+    assert direct_figure("How many Table Services requirements were tested in total?", alone, idf) is None
+    assert direct_figure("How many Executive Services requirements passed?", alone, idf).value == "136"
 
 
 def test_an_answer_is_led_by_the_figure_unless_it_says_it() -> None:

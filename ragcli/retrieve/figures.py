@@ -15,10 +15,10 @@ and the title repeat ("requirements", "core Flight Executive") are common.
 
 It says nothing for a question that asks no figure (``asks_for_figure``: "how many", "what
 share", "what ... score"), and nothing when no row is clearly the one asked about: fewer than ``MIN_SHARED`` words
-in common, two rows sharing as much, or a row whose label the question names no more than
-another's (the label is what tells rows apart: "Executive Services (ES)" is not asked about
-because the question says "services", as every row's label does). A guess is worse than the
-quotes alone.
+in common, two rows sharing as much, or a row whose label the question does not name: with
+fewer than two of its words (or its only word), or no more than another row's (the label is
+what tells rows apart: "Executive Services (ES)" is not asked about because the question
+says "services", as every row's label does). A guess is worse than the quotes alone.
 """
 
 from __future__ import annotations
@@ -56,6 +56,7 @@ class Figure:
     shared: int  # question words the label and header share
     weight: float = 0.0  # the same words, each by its idf (1 each without one)
     named: float = 0.0  # the weight of those words in the label alone
+    label_named: bool = False  # the question holds two of the label's words, or its only one
 
     def sentence(self) -> str:
         return f"{self.value} — {self.label}, {self.header} [{self.n}]."
@@ -82,7 +83,7 @@ def direct_figure(question: str, quotes: Sequence[Quote],
     best = found[0]
     rival = next((f for f in found[1:] if f.weight >= best.weight - 1e-9 and f.label != best.label), None)
     named_too = any(f.named >= best.named - 1e-9 for f in found if f.label != best.label)
-    if best.shared < MIN_SHARED or rival is not None or best.named <= 0 or named_too:
+    if best.shared < MIN_SHARED or rival is not None or not best.label_named or named_too:
         return None
     return best
 
@@ -109,6 +110,7 @@ def _cells(label: str, cells: str, n: int, asked: set[str], periods: set[str],
     out: list[Figure] = []
     label_terms = query_terms(_PERIOD.sub(" ", label))
     named = sum(weights.get(t, 1.0) for t in asked & label_terms)
+    label_named = len(asked & label_terms) >= min(MIN_SHARED, len(label_terms)) > 0
     for cell in cells.split(_CELL_SEP):
         header, sep, value = cell.rpartition(": ")
         if not sep or not is_figure(value):
@@ -118,7 +120,7 @@ def _cells(label: str, cells: str, n: int, asked: set[str], periods: set[str],
         shared = asked & (label_terms | query_terms(_PERIOD.sub(" ", header)))
         weight = sum(weights.get(t, 1.0) for t in shared)
         if not any(f.weight >= weight - 1e-9 for f in out):
-            out.append(Figure(value, label, header, n, len(shared), weight, named))
+            out.append(Figure(value, label, header, n, len(shared), weight, named, label_named))
     return out
 
 
