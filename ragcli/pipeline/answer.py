@@ -28,7 +28,7 @@ from ..generate.base import Enough
 from ..generate.check import SentenceGate, Verdict, adds_to_quotes, check_sentence
 from ..generate.prompt import fit_quotes
 from ..retrieve.evidence import select_evidence
-from ..retrieve.figures import direct_figure
+from ..retrieve.figures import direct_figure, quote_the_row
 from ..retrieve.parts import question_parts
 from ..retrieve.relevance import relevant, unheard_words, unknown_names
 from ..retrieve.units import with_page_rows
@@ -110,10 +110,10 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
                       nearest=_nearest(hits))
     asked = query if retrieval_query else question  # a chat follow-up: its standalone form
     parts = question_parts(asked)
-    evidence = select_evidence(asked, with_page_rows(hits, searcher.index.page_chunks),
-                               embed=searcher.embed_passages, idf=_idf(searcher), parts=parts,
-                               part_floor=PART_FLOOR)
-    quotes = evidence.quotes
+    hits_and_rows = with_page_rows(hits, searcher.index.page_chunks)
+    evidence = select_evidence(asked, hits_and_rows, embed=searcher.embed_passages, idf=_idf(searcher),
+                               parts=parts, part_floor=PART_FLOOR)
+    quotes = quote_the_row(asked, evidence.quotes, hits_and_rows, _idf(searcher))
     timings["quotes_s"] = time.perf_counter() - started
     best = max((q.score for q in quotes), default=0.0)
     unknown = unknown_names(asked, searcher.index.keyword_df) if best < EVIDENCE_FLOOR else []

@@ -25,10 +25,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..ingest.pdf_tables import ROW, is_figure
-from ..types import Quote
+from ..types import Hit, Quote
+from .units import split_units
 from ..words import asks_figure, query_terms
 
 MIN_SHARED = 2  # question words a row's label and header must share with the question
@@ -86,6 +87,32 @@ def direct_figure(question: str, quotes: Sequence[Quote],
     if best.shared < MIN_SHARED or rival is not None or not best.label_named or named_too:
         return None
     return best
+
+
+def quote_the_row(question: str, quotes: Sequence[Quote], hits: Sequence[Hit],
+                  idf: Callable[[list[str]], dict[str, float]] | None = None) -> list[Quote]:
+    """The quotes, and the table row that clearly gives the figure asked for when none of them
+    does but a row of the retrieved chunks (their pages' rows included) does: a row scores low
+    beside the sentences around it (a run of labels and figures reads like no question), yet it
+    is the answer. It is quoted after the quotes of its page, or last, and all are renumbered;
+    its score is the lowest quote's, so it makes no question look better answered."""
+    if not quotes or direct_figure(question, quotes, idf) is not None:
+        return list(quotes)
+    rows = [u for hit in hits for u in split_units(hit) if u.kind == "item" and _ROW.match(u.text)]
+    candidates = [Quote(0, u.text, u.kind, u.chunk.path, u.chunk.title, u.chunk.heading, u.line_start,
+                        u.line_end, u.chunk.page, min(q.score for q in quotes)) for u in rows]
+    numbered = [replace(q, n=-k) for k, q in enumerate(candidates, 1)]
+    figure = direct_figure(question, numbered, idf)
+    if figure is None:
+        return list(quotes)
+    row = candidates[-figure.n - 1]
+    if any(q.path == row.path and q.page == row.page and q.line_start <= row.line_start
+           and row.line_end <= q.line_end and row.text in q.text for q in quotes):
+        return list(quotes)  # quoted already, inside a larger quote (a list with its lead-in)
+    place = max((k + 1 for k, q in enumerate(quotes) if (q.path, q.heading, q.page) ==
+                 (row.path, row.heading, row.page)), default=len(quotes))
+    merged = list(quotes[:place]) + [row] + list(quotes[place:])
+    return [replace(q, n=k) for k, q in enumerate(merged, 1)]
 
 
 def asks_for_figure(question: str) -> bool:
