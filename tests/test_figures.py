@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from ragcli.retrieve.figures import direct_figure, with_figure
-from ragcli.types import Quote
+from ragcli.retrieve.figures import direct_figure, quote_the_row, with_figure
+from ragcli.types import Chunk, Hit, Quote
 
 from conftest import CORPORA  # the path as reached (../shared may be a symlink)
 
@@ -53,11 +53,13 @@ MATRIX = ["- Executive Services (ES) — Requirements Tested Passed: 136; Total 
           "- Tables (TBL) — Requirements Tested Passed: 51; Total Tested: 51; Deferred: 0"]
 
 
+def _idf(terms: list[str]) -> dict[str, float]:  # as in the report: every page says "requirements"
+    return {t: 0.1 if t in ("requirement", "test", "servic", "many", "were") else 2.0 for t in terms}
+
+
 def test_the_row_must_be_the_one_the_question_names() -> None:
     quotes = [_quote(1, "\n".join(MATRIX))]
-
-    def idf(terms: list[str]) -> dict[str, float]:  # as in the report: every page says "requirements"
-        return {t: 0.1 if t in ("requirement", "test", "servic", "many", "were") else 2.0 for t in terms}
+    idf = _idf
     figure = direct_figure("How many Time Services requirements were deferred?", quotes, idf)
     assert figure is not None and (figure.value, figure.label) == ("6", "Time Services (TIME)")
     # "Table Services" names no row ("tables" and "table" are other words to the stemmer): that
@@ -68,6 +70,19 @@ def test_the_row_must_be_the_one_the_question_names() -> None:
     alone = [_quote(1, MATRIX[0])]
     assert direct_figure("How many Table Services requirements were tested in total?", alone, idf) is None
     assert direct_figure("How many Executive Services requirements passed?", alone, idf).value == "136"
+
+
+def test_a_row_that_gives_the_figure_is_quoted_when_no_quote_is_it() -> None:
+    page = Chunk("c13", "/r/report.pdf", "Report", "Report", "Table rows:\n" + "\n".join(MATRIX), 40, 43, 13)
+    sentence = Quote(1, "Time Services were tested on the new platform.", "sentence", "/r/report.pdf", "Report",
+                     "Report", 5, 5, 21, 0.7)
+    question = "How many Time Services requirements were deferred?"
+    quotes = quote_the_row(question, [sentence], [Hit(page, 1.0, 1)], _idf)
+    assert [q.n for q in quotes] == [1, 2] and quotes[1].text == MATRIX[1][2:]
+    assert (quotes[1].page, quotes[1].line_start, quotes[1].score) == (13, 42, 0.7)
+    figure = direct_figure(question, quotes, _idf)
+    assert figure is not None and (figure.value, figure.n) == ("6", 2)
+    assert quote_the_row("Why were Time Services requirements deferred?", [sentence], [Hit(page, 1.0, 1)]) == [sentence]
 
 
 def test_an_answer_is_led_by_the_figure_unless_it_says_it() -> None:
