@@ -33,6 +33,12 @@ from .units import split_units
 from ..words import asks_figure, query_terms
 
 MIN_SHARED = 2  # question words a row's label and header must share with the question
+# A row the evidence did not choose is quoted only when the question names it at length: this
+# many of its label's words, besides the report's title and heading. Tuned on the reports set's
+# tune half (bench/bench_answers2.py --report-files '[no]*[t2].pdf'): the rows it rightly added
+# were named by 5-6 words, the wrong ones ("how many ... by analysis" given the Passed count,
+# a website's page views given a CHCO survey share) by 2.
+NAMED_AT_LENGTH = 4
 _ROW = re.compile(r"^(?P<label>.+?) — (?P<cells>.+)$")
 _CELL_SEP = "; "
 # the periods a question and a header name: years (fiscal or not), quarters, months-ended spans
@@ -92,10 +98,11 @@ def direct_figure(question: str, quotes: Sequence[Quote],
 def quote_the_row(question: str, quotes: Sequence[Quote], hits: Sequence[Hit],
                   idf: Callable[[list[str]], dict[str, float]] | None = None) -> list[Quote]:
     """The quotes, and the table row that clearly gives the figure asked for when none of them
-    does but a row of the retrieved chunks (their pages' rows included) does: a row scores low
-    beside the sentences around it (a run of labels and figures reads like no question), yet it
-    is the answer. It is quoted after the quotes of its page, or last, and all are renumbered;
-    its score is the lowest quote's, so it makes no question look better answered."""
+    does but a row of the retrieved chunks (their pages' rows included) does, and the question
+    names it at length (``NAMED_AT_LENGTH``): a row scores low beside the sentences around it
+    (a run of labels and figures reads like no question), yet it is the answer. It is quoted
+    after the quotes of its page, or last, and all are renumbered; its score is the lowest
+    quote's, so it makes no question look better answered."""
     if not quotes or direct_figure(question, quotes, idf) is not None:
         return list(quotes)
     rows = [u for hit in hits for u in split_units(hit) if u.kind == "item" and _ROW.match(u.text)]
@@ -106,6 +113,10 @@ def quote_the_row(question: str, quotes: Sequence[Quote], hits: Sequence[Hit],
     if figure is None:
         return list(quotes)
     row = candidates[-figure.n - 1]
+    context = query_terms(_PERIOD.sub(" ", f"{row.title} {row.heading}"))
+    named = query_terms(_PERIOD.sub(" ", question)) & query_terms(_PERIOD.sub(" ", figure.label)) - context
+    if len(named) < NAMED_AT_LENGTH:
+        return list(quotes)
     if any(q.path == row.path and q.page == row.page and q.line_start <= row.line_start
            and row.line_end <= q.line_end and row.text in q.text for q in quotes):
         return list(quotes)  # quoted already, inside a larger quote (a list with its lead-in)
