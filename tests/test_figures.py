@@ -100,7 +100,7 @@ def test_an_answer_is_led_by_the_figure_unless_it_says_it() -> None:
 # ---------------------------------------------------------------- end to end, on a real report's pages
 
 CFE = CORPORA / "pdfs-long" / "nasa_cfe_6.5.0_build_test_report.pdf"
-EVS = "How many Event Services requirements did NASA test for core Flight Executive build 6.5.0?"
+EVS = "How many Event Services requirements were tested in total in NASA's cFE 6.5.0 build test report?"
 
 
 @pytest.fixture(scope="module")
@@ -139,7 +139,7 @@ def test_a_figure_question_quotes_the_row_and_says_the_figure_first(cfe_pages, m
         monkeypatch.setenv(name, value)
     config = load_config()
     result = answer(config, EVS, quotes_only=True)
-    assert result.text.startswith("65 — Event Services (EVS), Requirements Tested Passed ["), result.text
+    assert result.text.startswith("65 — Event Services (EVS), Total Tested ["), result.text
     row = _cited(result)
     assert row.page == 1 and "Event Services (EVS) — Requirements Tested Passed: 65;" in row.text
     deferred = answer(config, "How many Time Services requirements were deferred in NASA's cFE 6.5.0 build "
@@ -158,7 +158,7 @@ def test_the_figure_said_first_survives_the_model_and_its_checks(cfe_pages, monk
         monkeypatch.setenv(name, value)
     said: list[str] = []
     result = answer(load_config(), EVS, on_token=said.append)
-    assert result.text.startswith("65 — Event Services (EVS), Requirements Tested Passed ["), result.text
+    assert result.text.startswith("65 — Event Services (EVS), Total Tested ["), result.text
     assert "".join(said).startswith("65 — ")  # streamed first, before the model's own words
     assert "Event Services (EVS) — Requirements Tested Passed: 65;" in _cited(result).text
     assert not result.quoted_fallback
