@@ -3,8 +3,14 @@ The rows are as the PDF reader writes them (tests/test_pdf_tables.py makes them 
 
 from __future__ import annotations
 
-from ragcli.retrieve.figures import direct_figure, with_figure
-from ragcli.types import Quote
+import re
+
+import pytest
+
+from ragcli.retrieve.figures import direct_figure, quote_the_row, with_figure
+from ragcli.types import Chunk, Hit, Quote
+
+from conftest import CORPORA  # the path as reached (../shared may be a symlink)
 
 OPM = ("- PERFORMANCE MEASURE: OPM’s Federal Employee Viewpoint Survey Employee Engagement Index score — "
        "FY 2012 Results: 71%; FY 2013 Results: 72%; FY 2014 Results: 72%; FY 2015 Results: 71.1%; "
@@ -42,9 +48,117 @@ def test_no_figure_when_no_row_is_clearly_the_one() -> None:
     assert direct_figure("Why did engagement stay flat?", [_quote(1, "Gains were offset by FIS.")]) is None
 
 
+MATRIX = ["- Executive Services (ES) — Requirements Tested Passed: 136; Total Tested: 141; Deferred: 7",
+          "- Time Services (TIME) — Requirements Tested Passed: 33; Total Tested: 33; Deferred: 6",
+          "- Tables (TBL) — Requirements Tested Passed: 51; Total Tested: 51; Deferred: 0"]
+
+
+def _idf(terms: list[str]) -> dict[str, float]:  # as in the report: every page says "requirements"
+    return {t: 0.1 if t in ("requirement", "test", "servic", "many", "were") else 2.0 for t in terms}
+
+
+def test_the_row_must_be_the_one_the_question_names() -> None:
+    quotes = [_quote(1, "\n".join(MATRIX))]
+    idf = _idf
+    figure = direct_figure("How many Time Services requirements were deferred?", quotes, idf)
+    assert figure is not None and (figure.value, figure.label) == ("6", "Time Services (TIME)")
+    # "Table Services" names no row ("tables" and "table" are other words to the stemmer): that
+    # "services" is in the Executive Services label too makes it no more the one asked about
+    assert direct_figure("How many Table Services requirements were tested in total?", quotes, idf) is None
+    assert direct_figure("Why were Time Services requirements deferred?", quotes, idf) is None  # no figure asked
+    # the Executive Services row quoted alone: "services" is one of its label's words, not its name
+    alone = [_quote(1, MATRIX[0])]
+    assert direct_figure("How many Table Services requirements were tested in total?", alone, idf) is None
+    assert direct_figure("How many Executive Services requirements passed?", alone, idf).value == "136"
+
+
+def test_a_row_that_gives_the_figure_is_quoted_when_no_quote_is_it() -> None:
+    page = Chunk("c51", "/r/report.pdf", "Report", "Report", f"Table rows:\n{IQ}\n{OPM}", 40, 42, 51)
+    sentence = Quote(1, "Engagement rose in most of OPM's offices.", "sentence", "/r/report.pdf", "Report",
+                     "Report", 5, 5, 39, 0.7)
+    question = "What was OPM's employee engagement index score in fiscal 2016?"
+    quotes = quote_the_row(question, [sentence], [Hit(page, 1.0, 1)])
+    assert [q.n for q in quotes] == [1, 2] and quotes[1].text == OPM[2:]
+    assert (quotes[1].page, quotes[1].line_start, quotes[1].score) == (51, 42, 0.7)
+    figure = direct_figure(question, quotes)
+    assert figure is not None and (figure.value, figure.n) == ("71.3%", 2)
+    assert quote_the_row("Why did OPM's employee engagement stay flat?", [sentence], [Hit(page, 1.0, 1)]) == [sentence]
+    # a row named by two words only ("Time Services") is left to the evidence's own choice
+    matrix = Chunk("c13", "/r/report.pdf", "Report", "Report", "Table rows:\n" + "\n".join(MATRIX), 40, 43, 13)
+    assert quote_the_row("How many Time Services requirements were deferred?", [sentence],
+                         [Hit(matrix, 1.0, 1)], _idf) == [sentence]
+
+
 def test_an_answer_is_led_by_the_figure_unless_it_says_it() -> None:
     quotes = [_quote(1, OPM)]
     question = "What was OPM's engagement index score in FY 2016?"
     assert with_figure(question, quotes, "").startswith("71.3% — ")
     assert with_figure(question, quotes, "It was 71.3% [1].") == "It was 71.3% [1]."
     assert with_figure(question, quotes, "It rose [1].").endswith("[1]. It rose [1].")
+
+
+# ---------------------------------------------------------------- end to end, on a real report's pages
+
+CFE = CORPORA / "pdfs-long" / "nasa_cfe_6.5.0_build_test_report.pdf"
+EVS = "How many Event Services requirements were tested in total in NASA's cFE 6.5.0 build test report?"
+
+
+@pytest.fixture(scope="module")
+def cfe_pages(tmp_path_factory, models_dir) -> dict[str, str]:
+    """NASA's cFE 6.5.0 test report cut to four of its pages, indexed: its requirements matrix
+    (p. 13: a row per service) and the pages that talk about the same services in prose (pp. 14,
+    22, 23), which took the quotes before the rows could."""
+    if not CFE.is_file():
+        pytest.skip("../shared/corpora/pdfs-long is not present")
+    from pypdf import PdfReader, PdfWriter
+
+    from ragcli.config import load_config
+    from ragcli.pipeline import index
+
+    folder = tmp_path_factory.mktemp("cfe-report")
+    reader, writer = PdfReader(CFE), PdfWriter()
+    for page in (13, 14, 22, 23):
+        writer.add_page(reader.pages[page - 1])
+    with open(folder / CFE.name, "wb") as f:
+        writer.write(f)
+    env = {"RAG_HOME": str(tmp_path_factory.mktemp("cfe-home")), "RAG_MODELS_DIR": str(models_dir)}
+    assert index(load_config(env=env), [folder]).files_indexed == 1
+    return env
+
+
+def _cited(result) -> Quote:
+    n = int(re.search(r"\[(\d+)\]", result.text).group(1))
+    return next(q for q in result.quotes if q.n == n)
+
+
+def test_a_figure_question_quotes_the_row_and_says_the_figure_first(cfe_pages, monkeypatch) -> None:
+    from ragcli.config import load_config
+    from ragcli.pipeline.answer import answer
+
+    for name, value in cfe_pages.items():
+        monkeypatch.setenv(name, value)
+    config = load_config()
+    result = answer(config, EVS, quotes_only=True)
+    assert result.text.startswith("65 — Event Services (EVS), Total Tested ["), result.text
+    row = _cited(result)
+    assert row.page == 1 and "Event Services (EVS) — Requirements Tested Passed: 65;" in row.text
+    deferred = answer(config, "How many Time Services requirements were deferred in NASA's cFE 6.5.0 build "
+                      "test report?", quotes_only=True)
+    assert deferred.text.startswith("6 — Time Services (TIME), Deferred ["), deferred.text
+    assert "Time Services (TIME) — " in _cited(deferred).text
+    purpose = answer(config, "What is the purpose of the EVS log test in the cFE build test?", quotes_only=True)
+    assert purpose.covered and purpose.text == ""  # no figure asked: the quotes alone
+
+
+def test_the_figure_said_first_survives_the_model_and_its_checks(cfe_pages, monkeypatch) -> None:
+    from ragcli.config import load_config
+    from ragcli.pipeline.answer import answer
+
+    for name, value in cfe_pages.items():
+        monkeypatch.setenv(name, value)
+    said: list[str] = []
+    result = answer(load_config(), EVS, on_token=said.append)
+    assert result.text.startswith("65 — Event Services (EVS), Total Tested ["), result.text
+    assert "".join(said).startswith("65 — ")  # streamed first, before the model's own words
+    assert "Event Services (EVS) — Requirements Tested Passed: 65;" in _cited(result).text
+    assert not result.quoted_fallback

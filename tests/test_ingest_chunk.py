@@ -159,3 +159,25 @@ def test_a_long_wrapped_paragraph_keeps_its_line_breaks() -> None:
     for c in chunks:
         for k, line in enumerate(c.text.split("\n")):
             assert line in lines[c.line_start + k - 5]  # a chunk may open or end between sentences
+
+
+@pytest.mark.parametrize("counter", [words, bert_like])
+def test_a_list_after_a_lead_line_is_cut_between_its_items(counter) -> None:
+    """A PDF page's table rows follow a lead line ("Table rows:") in the same paragraph: they
+    are cut between rows too, never into sentences at each "; " and joined back as one line
+    (the evidence then read five rows as one run-on sentence, and a chunk opened mid-row)."""
+    rows = [f"- Service {i} (S{i}) — Requirements Tested Passed: {i}; Requirements Tested Failed: 0; "
+            f"Total Tested: {i}; Deferred: 0; Total: {i}" for i in range(12)]
+    before = [f"- item {i} of the list before" for i in range(12)]
+    text = "\n".join(before) + "\n\nTable rows:\n" + "\n".join(rows)
+    doc = _doc(Section(("T", "Page"), text, 1, 1 + text.count("\n")))
+    chunks = chunk_document(doc, counter, 60, 12)
+    body = [c for c in chunks if "Service" in c.text]
+    assert len(body) > 2
+    for c in body:
+        lines = c.text.split("\n")
+        assert all(line in ("", "Table rows:") or line in rows or line in before for line in lines), c.text[:80]
+    assert "Table rows:\n- Service 0 " in body[0].text
+    # the lead line stays a paragraph of its own after the list before it, in the overlap too
+    # (joined to it by one newline it is that list's last item, continued)
+    assert all("before\nTable rows:" not in c.text for c in chunks)

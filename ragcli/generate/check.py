@@ -217,17 +217,23 @@ class SentenceGate:
             sentence, self.buffer = self.buffer[:m.start()], self.buffer[m.end():]
             self._decide(sentence)
 
+    def lead(self, sentence: str, check: Callable[[str], Verdict] | None = None) -> None:
+        """A whole sentence said before the model's (the figure a quoted table row gives, see
+        ``retrieve.figures``): checked (by ``check`` when given), kept and shown as a generated
+        one would be, so the model's own sentences that only repeat it are dropped as repeats."""
+        self._decide(sentence, check)
+
     def finish(self) -> str:
         if not self.enough:  # after a stop, the buffer holds a sentence cut in the middle
             self._decide(self.buffer)
         self.buffer = ""
         return " ".join(self.kept)
 
-    def _decide(self, sentence: str) -> None:
+    def _decide(self, sentence: str, check: Callable[[str], Verdict] | None = None) -> None:
         sentence = sentence.strip()
         if not sentence or not re.search(r"\w", CITATION.sub("", sentence)):
             return
-        verdict = self.check(sentence)
+        verdict = (check or self.check)(sentence)
         words = query_terms(verdict.text) - FREE_WORDS
         if verdict.ok and self.kept and words <= self._said:
             verdict = Verdict(verdict.sentence, verdict.text, verdict.cited, False,

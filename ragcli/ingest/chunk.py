@@ -23,10 +23,12 @@ from typing import Callable
 
 from ..types import Chunk, Document, Section
 
-CHUNKER_VERSION = 5  # bump when the output changes for the same input (the index records it)
+CHUNKER_VERSION = 6  # bump when the output changes for the same input (the index records it)
 # 2: a PDF's chunks carry what the report is about (organisation, report, period) in their heading
 # 3: a list longer than a chunk is cut between its items
 # 4: a PDF page's table rows are read by pdfplumber (ruled tables too), each a list item
+# 5: a long table is cut between its rows, a wrapped paragraph between its lines
+# 6: a list after a lead line ("Table rows:") is cut between its items too, not into sentences
 
 
 def chunker_settings(config) -> dict:
@@ -156,8 +158,10 @@ def _paragraph_end(lines: list[str], i: int) -> int:
 def _split(unit: _Unit) -> list[_Unit]:
     """One level finer: list → its items (each with its nested lines), paragraph → sentences,
     code → lines, sentence → words, word → chars. A list cut into sentences would be joined
-    back as one line of " - " runs, and read as a paragraph, not as items, by the evidence."""
-    if unit.kind == "para" and _LIST_ITEM.match(unit.text):
+    back as one line of " - " runs, and read as a paragraph, not as items, by the evidence.
+    A list led by a line of its own ("Table rows:", "Steps:") is cut the same way, the lead
+    line a piece of its own: a list item interrupts a paragraph in Markdown."""
+    if unit.kind == "para" and (_LIST_ITEM.match(unit.text) or _ITEM_START.search(unit.text)):
         parts = _split_at(unit, _ITEM_START, "line")
         if len(parts) > 1:
             return parts
@@ -229,8 +233,9 @@ def _join(units: list[_Unit]) -> str:
             text = unit.text
         elif unit.kind in ("para", "code") or prev.kind in ("para", "code"):
             text += "\n\n" + unit.text
-        elif unit.kind in ("line",):
-            text += "\n" + unit.text
+        elif unit.kind in ("line",):  # a blank line between them stays: "Table rows:" after a
+            # list would else read as the last item's lazy continuation, not as the next list's lead
+            text += ("\n\n" if unit.line_start > prev.line_end + 1 else "\n") + unit.text
         elif unit.kind == "chars":
             text += unit.text
         elif unit.line_start > prev.line_end:  # a sentence that began a line of the note still does,
@@ -270,7 +275,7 @@ def _tail_lines(units: list[_Unit], overlap: int) -> _Unit | None:
         kept.insert(0, unit)
     if not kept:
         return None
-    return _Unit("\n".join(u.text for u in kept), kept[0].line_start, kept[-1].line_end, "line",
+    return _Unit(_join(kept), kept[0].line_start, kept[-1].line_end, "line",
                  sum(u.cost for u in kept))
 
 

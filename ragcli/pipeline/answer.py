@@ -9,6 +9,9 @@
 4. check each sentence as it completes (``generate.check``): a sentence whose numbers,
    names, dates or code are not in the quotes it cites, or whose words mostly are not, is
    dropped (``Answer.dropped`` says why). When nothing holds, the answer is the best quotes.
+A question for a figure that a quoted table row clearly gives is answered by that figure
+first (``retrieve.figures``), with or without the model: the row's value, label and header,
+word for word, through the same checks as the model's sentences.
 
 A stage function: it never prints. Tokens reach the caller through ``on_token``.
 """
@@ -25,8 +28,10 @@ from ..generate.base import Enough
 from ..generate.check import SentenceGate, Verdict, adds_to_quotes, check_sentence
 from ..generate.prompt import fit_quotes
 from ..retrieve.evidence import select_evidence, with_sections
+from ..retrieve.figures import direct_figure, quote_the_row
 from ..retrieve.parts import question_parts
 from ..retrieve.relevance import relevant, unheard_words, unknown_names
+from ..retrieve.units import with_page_rows
 from ..types import Answer, Hit, Quote, Source
 from ..words import asks_figure, holds_figure, query_terms
 from .session import Session
@@ -105,10 +110,10 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
                       nearest=_nearest(hits))
     asked = query if retrieval_query else question  # a chat follow-up: its standalone form
     parts = question_parts(asked)
-    evidence = select_evidence(asked, with_sections(hits, searcher.index.section_chunks),
-                               embed=searcher.embed_passages, idf=_idf(searcher), parts=parts,
-                               part_floor=PART_FLOOR)
-    quotes = evidence.quotes
+    hits_and_rows = with_page_rows(with_sections(hits, searcher.index.section_chunks), searcher.index.page_chunks)
+    evidence = select_evidence(asked, hits_and_rows, embed=searcher.embed_passages, idf=_idf(searcher),
+                               parts=parts, part_floor=PART_FLOOR)
+    quotes = quote_the_row(asked, evidence.quotes, hits_and_rows, _idf(searcher))
     timings["quotes_s"] = time.perf_counter() - started
     best = max((q.score for q in quotes), default=0.0)
     unknown = unknown_names(asked, searcher.index.keyword_df) if best < EVIDENCE_FLOOR else []
@@ -122,9 +127,12 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
     if quotes_only or generator is None:
         if on_quotes is not None:
             on_quotes(quotes)
+        gate = SentenceGate(_checker(asked, quotes), None)
+        _lead_with_figure(gate, asked, quotes, _idf(searcher))
         timings["total_s"] = time.perf_counter() - started
-        return Answer(question, "", [_source(q) for q in quotes], model, timings, quotes=quotes,
-                      cited=[q.n for q in quotes], retrieval_query=query, checked=False, **shape)
+        return Answer(question, gate.finish(), [_source(q) for q in quotes], model, timings, quotes=quotes,
+                      cited=[q.n for q in quotes], retrieval_query=query, checked=False,
+                      dropped=[v.to_json() for v in gate.dropped], **shape)
     prompt = fit_quotes(generator, asked, quotes, max_tokens=config.max_tokens)
     quotes = prompt.quotes  # those that fit the window, renumbered 1..n
     if on_quotes is not None:
@@ -137,13 +145,8 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
         if on_token is not None:
             on_token(text)
 
-    texts = {q.n: _evidence_text(q) for q in quotes}
-
-    def check(sentence: str) -> Verdict:
-        verdict = check_sentence(sentence, texts, asked, _attributor(quotes))
-        return adds_to_quotes(verdict, asked, texts) if verdict.ok else verdict
-
-    gate = SentenceGate(check, show)
+    gate = SentenceGate(_checker(asked, quotes), show)
+    _lead_with_figure(gate, asked, quotes, _idf(searcher))
 
     def feed(piece: str) -> None:
         gate.feed(piece)
@@ -162,6 +165,25 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
                   cited=cited, retrieval_query=query, quotes=quotes,
                   dropped=[v.to_json() for v in gate.dropped], generated=gen.text,
                   quoted_fallback=fallback, notices=list(generator.notices), stopped=gate.enough, **shape)
+
+
+def _checker(asked: str, quotes: Sequence[Quote], lifted: bool = False) -> Callable[[str], Verdict]:
+    """The test each sentence of an answer passes before it is shown. ``lifted``: a figure
+    lifted out of a table row, which adds to the quotes by what it is; only its facts and
+    words are checked."""
+    texts = {q.n: _evidence_text(q) for q in quotes}
+
+    def check(sentence: str) -> Verdict:
+        verdict = check_sentence(sentence, texts, asked, _attributor(quotes))
+        return adds_to_quotes(verdict, asked, texts) if verdict.ok and not lifted else verdict
+    return check
+
+
+def _lead_with_figure(gate: SentenceGate, asked: str, quotes: Sequence[Quote], idf) -> None:
+    """The figure asked for, said first when a quoted table row clearly gives it."""
+    figure = direct_figure(asked, quotes, idf)
+    if figure is not None:
+        gate.lead(figure.sentence(), _checker(asked, quotes, lifted=True))
 
 
 def covers(best: float, cosine: float, question: str, quotes: Sequence[Quote], unknown: Sequence[str]) -> bool:

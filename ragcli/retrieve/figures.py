@@ -9,27 +9,47 @@ when the question names no period or the header names every one it does. The ans
 as printed, cut to that cell ("71.3% — OPM's ... Engagement Index score, FY 2016 Results
 [1]"): every word of it is in the quote it cites.
 
-It says nothing when no row is clearly the one asked about: fewer than ``MIN_SHARED`` words
-in common, or two rows sharing as many (a guess is worse than the quotes alone).
+Words count by their idf in the index when it is given (``idf``, as the evidence weighs
+them): the word that tells the rows apart ("deferred", "Event") is rare, the words every row
+and the title repeat ("requirements", "core Flight Executive") are common.
+
+It says nothing for a question that asks no figure (``asks_for_figure``: "how many", "what
+share", "what ... score"), and nothing when no row is clearly the one asked about: fewer than ``MIN_SHARED`` words
+in common, two rows sharing as much, or a row whose label the question does not name: with
+fewer than two of its words (or its only word), or no more than another row's (the label is
+what tells rows apart: "Executive Services (ES)" is not asked about because the question
+says "services", as every row's label does). A guess is worse than the quotes alone.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 
 from ..ingest.pdf_tables import ROW, is_figure
-from ..types import Quote
-from ..words import query_terms
+from ..types import Hit, Quote
+from .units import split_units
+from ..words import asks_figure, query_terms
 
 MIN_SHARED = 2  # question words a row's label and header must share with the question
+# A row the evidence did not choose is quoted only when the question names it at length: this
+# many of its label's words, besides the report's title and heading. Tuned on the reports set's
+# tune half (bench/bench_answers2.py --report-files '[no]*[t2].pdf'): the rows it rightly added
+# were named by 5-6 words, the wrong ones ("how many ... by analysis" given the Passed count,
+# a website's page views given a CHCO survey share) by 2.
+NAMED_AT_LENGTH = 4
 _ROW = re.compile(r"^(?P<label>.+?) — (?P<cells>.+)$")
 _CELL_SEP = "; "
 # the periods a question and a header name: years (fiscal or not), quarters, months-ended spans
 _PERIOD = re.compile(r"\b(?:fy ?|fiscal (?:year )?)?((?:19|20)\d\d)\b|\b(q[1-4])\b|"
                      r"\b(first|second|third|fourth) quarter\b|\b(three|six|nine|twelve) months\b", re.I)
 _QUARTERS = {"first": "q1", "second": "q2", "third": "q3", "fourth": "q4"}
+# "what share of ...", "what ... index score ...": the figure nouns a table's cells answer, beyond
+# words.asks_figure's quantities and times ("how many", "what percentage")
+_WHAT_FIGURE = re.compile(r"\b(?:what|which)\b(?:\s+[\w'’(),-]+){0,8}?\s+(?:share|score|percent(?:age)?|"
+                          r"proportion|rate|number|amount|total|count|average|level|value|cost|price|"
+                          r"balance|limit|results?)s?\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -41,28 +61,74 @@ class Figure:
     header: str
     n: int  # the quote that holds the row
     shared: int  # question words the label and header share
+    weight: float = 0.0  # the same words, each by its idf (1 each without one)
+    named: float = 0.0  # the weight of those words in the label alone
+    label_named: bool = False  # the question holds two of the label's words, or its only one
 
     def sentence(self) -> str:
         return f"{self.value} — {self.label}, {self.header} [{self.n}]."
 
 
-def direct_figure(question: str, quotes: Sequence[Quote]) -> Figure | None:
+def direct_figure(question: str, quotes: Sequence[Quote],
+                  idf: Callable[[list[str]], dict[str, float]] | None = None) -> Figure | None:
     """The figure the question asks for, from a table row among ``quotes``; None when no row
     is clearly it."""
+    if not asks_for_figure(question):
+        return None
     asked = query_terms(_PERIOD.sub(" ", question))
+    weights = {t: w + 1.0 for t, w in idf(sorted(asked)).items()} if idf is not None and asked else {}
     periods = _periods(question)
     found: list[Figure] = []
     for quote in quotes:
         for line in quote.text.splitlines():
             match = _ROW.match(line.strip().removeprefix(ROW.strip()).strip())
             if match:
-                found += _cells(match["label"], match["cells"], quote.n, asked, periods)
+                found += _cells(match["label"], match["cells"], quote.n, asked, periods, weights)
     if not found:
         return None
-    found.sort(key=lambda f: -f.shared)
+    found.sort(key=lambda f: -f.weight)
     best = found[0]
-    rival = next((f for f in found[1:] if f.shared == best.shared and f.label != best.label), None)
-    return best if best.shared >= MIN_SHARED and rival is None else None
+    rival = next((f for f in found[1:] if f.weight >= best.weight - 1e-9 and f.label != best.label), None)
+    named_too = any(f.named >= best.named - 1e-9 for f in found if f.label != best.label)
+    if best.shared < MIN_SHARED or rival is not None or not best.label_named or named_too:
+        return None
+    return best
+
+
+def quote_the_row(question: str, quotes: Sequence[Quote], hits: Sequence[Hit],
+                  idf: Callable[[list[str]], dict[str, float]] | None = None) -> list[Quote]:
+    """The quotes, and the table row that clearly gives the figure asked for when none of them
+    does but a row of the retrieved chunks (their pages' rows included) does, and the question
+    names it at length (``NAMED_AT_LENGTH``): a row scores low beside the sentences around it
+    (a run of labels and figures reads like no question), yet it is the answer. It is quoted
+    after the quotes of its page, or last, and all are renumbered; its score is the lowest
+    quote's, so it makes no question look better answered."""
+    if not quotes or direct_figure(question, quotes, idf) is not None:
+        return list(quotes)
+    rows = [u for hit in hits for u in split_units(hit) if u.kind == "item" and _ROW.match(u.text)]
+    candidates = [Quote(0, u.text, u.kind, u.chunk.path, u.chunk.title, u.chunk.heading, u.line_start,
+                        u.line_end, u.chunk.page, min(q.score for q in quotes)) for u in rows]
+    numbered = [replace(q, n=-k) for k, q in enumerate(candidates, 1)]
+    figure = direct_figure(question, numbered, idf)
+    if figure is None:
+        return list(quotes)
+    row = candidates[-figure.n - 1]
+    context = query_terms(_PERIOD.sub(" ", f"{row.title} {row.heading}"))
+    named = query_terms(_PERIOD.sub(" ", question)) & query_terms(_PERIOD.sub(" ", figure.label)) - context
+    if len(named) < NAMED_AT_LENGTH:
+        return list(quotes)
+    if any(q.path == row.path and q.page == row.page and q.line_start <= row.line_start
+           and row.line_end <= q.line_end and row.text in q.text for q in quotes):
+        return list(quotes)  # quoted already, inside a larger quote (a list with its lead-in)
+    place = max((k + 1 for k, q in enumerate(quotes) if (q.path, q.heading, q.page) ==
+                 (row.path, row.heading, row.page)), default=len(quotes))
+    merged = list(quotes[:place]) + [row] + list(quotes[place:])
+    return [replace(q, n=k) for k, q in enumerate(merged, 1)]
+
+
+def asks_for_figure(question: str) -> bool:
+    """Does the question ask for a figure a table cell could hold?"""
+    return asks_figure(question) or bool(_WHAT_FIGURE.search(question))
 
 
 def with_figure(question: str, quotes: Sequence[Quote], text: str) -> str:
@@ -74,21 +140,25 @@ def with_figure(question: str, quotes: Sequence[Quote], text: str) -> str:
     return f"{figure.sentence()} {text}".strip()
 
 
-def _cells(label: str, cells: str, n: int, asked: set[str], periods: set[str]) -> list[Figure]:
+def _cells(label: str, cells: str, n: int, asked: set[str], periods: set[str],
+           weights: dict[str, float]) -> list[Figure]:
     """The row's figures whose header fits the periods asked, each scored by the words its
     label and header share with the question. A row's first figure of the period wins its
     ties ("FY 2016 Results" before "FY 2016 Target"): a result is asked more than a target."""
     out: list[Figure] = []
     label_terms = query_terms(_PERIOD.sub(" ", label))
+    named = sum(weights.get(t, 1.0) for t in asked & label_terms)
+    label_named = len(asked & label_terms) >= min(MIN_SHARED, len(label_terms)) > 0
     for cell in cells.split(_CELL_SEP):
         header, sep, value = cell.rpartition(": ")
         if not sep or not is_figure(value):
             continue
         if not periods <= _periods(header):
             continue  # the question names another period (or two: a comparison is the model's)
-        shared = len(asked & (label_terms | query_terms(_PERIOD.sub(" ", header))))
-        if not any(f.shared >= shared for f in out):
-            out.append(Figure(value, label, header, n, shared))
+        shared = asked & (label_terms | query_terms(_PERIOD.sub(" ", header)))
+        weight = sum(weights.get(t, 1.0) for t in shared)
+        if not any(f.weight >= weight - 1e-9 for f in out):
+            out.append(Figure(value, label, header, n, len(shared), weight, named, label_named))
     return out
 
 

@@ -8,16 +8,21 @@ unit with that block, bounded in lines, because the lead-in alone answers nothin
 block's own items, rows and code stay quotable on their own too.
 
 Sentences are cut by ``words.split_sentences``, the one splitter the checks use as well.
+
+A PDF page's table rows are candidates whenever the page is among the hits
+(``with_page_rows``): they come after the page's text, in a chunk a search rarely finds.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 
 from markdown_it import MarkdownIt
 
-from ..types import Hit
+from ..ingest.pdf_tables import MARKER, ROW
+from ..types import Chunk, Hit
 from ..words import split_sentences
 
 MIN_UNIT_CHARS = 12
@@ -103,6 +108,39 @@ def split_units(hit: Hit) -> list[Unit]:
             units.append(Unit("\n".join(body), "steps", line_no(block.start), line_no(last), hit))
     return [u for u in units if (len(u.text) >= MIN_UNIT_CHARS or u.kind in ("row", "code"))
             and not INSTRUCTION.search(u.text)]
+
+
+def with_page_rows(hits: Sequence[Hit], page_chunks: Callable[[str, int], Sequence[Chunk]]) -> list[Hit]:
+    """The hits, then the table rows of each PDF page among them that no hit holds, at the rank
+    of the page's best hit. A page's rows follow its text (``ingest.pdf``), often in a chunk of
+    their own, and one a search rarely finds: a run of labels and figures reads like no
+    question, while the page's text, which holds the same table as loose figures, is found
+    (the cFE test report: its p. 13 found, its row "Event Services (EVS) — ... Passed: 65"
+    not). Only the rows are added, from the chunk's first row on, not the text before them."""
+    out = list(hits)
+    held = {h.chunk.id for h in hits}
+    pages: set[tuple[str, int]] = set()
+    for hit in sorted(hits, key=lambda h: h.rank):
+        chunk = hit.chunk
+        if chunk.page is None or (chunk.path, chunk.page) in pages:
+            continue
+        pages.add((chunk.path, chunk.page))
+        for other in page_chunks(chunk.path, chunk.page):
+            rows = _rows_of(other) if other.id not in held else None
+            if rows is not None:
+                out.append(Hit(rows, hit.score, hit.rank, hit.vector_score, hit.keyword_score))
+    return out
+
+
+def _rows_of(chunk: Chunk) -> Chunk | None:
+    """The part of a page's chunk that is its table rows (lines kept), or None."""
+    lines = chunk.text.split("\n")
+    first = next((i for i, line in enumerate(lines) if line.strip() == MARKER
+                  or line.startswith(ROW) and " — " in line), None)
+    if first is None:
+        return None
+    return replace(chunk, text="\n".join(lines[first:]),
+                   line_start=min(chunk.line_start + first, max(chunk.line_end, chunk.line_start)))
 
 
 def _read_blocks(text: str, lines: list[str], hit: Hit, line_no) -> list[_Block]:

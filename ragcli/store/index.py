@@ -113,6 +113,7 @@ class Index:
     file = _part("_m", "file")
     chunks = _part("_m", "chunks_by_ids")
     section_chunks = _part("_m", "section_chunks")
+    page_chunks = _part("_m", "page_chunks")
     counts = _part("_m", "counts")
     generation = _part("_m", "generation")
     dependents = _part("_m", "dependents")

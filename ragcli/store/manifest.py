@@ -255,6 +255,12 @@ class Manifest:
                f" WHERE path = ? AND heading IN ({','.join('?' * len(heads))}) ORDER BY ordinal")
         return [_chunk(row) for row in self.db.execute(sql, (path, *heads))]
 
+    def page_chunks(self, path: str, page: int) -> list[Chunk]:
+        """The chunks of one page of a PDF, in order."""
+        sql = ("SELECT id, path, title, heading, text, line_start, line_end, page, ordinal FROM chunks"
+               " WHERE path = ? AND page = ? ORDER BY ordinal")
+        return [_chunk(row) for row in self.db.execute(sql, (path, page))]
+
     def stored_chunks(self, ids: Sequence[str] | None = None) -> Iterator[tuple[str, str, str]]:
         """(chunk id, path, vec_key) for the given ids, or for every chunk."""
         if ids is None:
