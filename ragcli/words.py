@@ -29,6 +29,8 @@ def query_terms(text: str) -> set[str]:
 def _stem(word: str) -> str:
     for suffix in ("ing", "ed", "es", "s"):
         if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            if suffix == "es" and not word.endswith(("ses", "xes", "zes", "ches", "shes")):
+                continue  # "tables" is "table" + s, as "boxes" is "box" + es
             return word[: -len(suffix)]
     return word
 
