@@ -104,11 +104,11 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
     timings: dict[str, float | None] = {"retrieve_s": retrieve_s, "quotes_s": None,
                                         "first_token_s": None, "total_s": None}
     query = retrieval_query or question
+    asked = query if retrieval_query else question  # a chat follow-up: its standalone form
     if not relevant(query, hits, config.min_score):
         timings["total_s"] = time.perf_counter() - started
         return Answer(question, NOT_COVERED, [], model, timings, covered=False, retrieval_query=query,
-                      nearest=_nearest(hits))
-    asked = query if retrieval_query else question  # a chat follow-up: its standalone form
+                      not_mentioned=unheard_words(asked, searcher.index.keyword_df), nearest=_nearest(hits))
     parts = question_parts(asked)
     hits_and_rows = with_page_rows(with_sections(hits, searcher.index.section_chunks), searcher.index.page_chunks)
     evidence = select_evidence(asked, hits_and_rows, embed=searcher.embed_passages, idf=_idf(searcher),
