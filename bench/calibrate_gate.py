@@ -126,6 +126,23 @@ def grid(feats: list[dict]) -> None:
             shown += 1
 
 
+def auc(pos: list[float], neg: list[float]) -> float:
+    pairs = [(1.0 if a > b else 0.5 if a == b else 0.0) for a in pos for b in neg]
+    return sum(pairs) / len(pairs) if pairs else float("nan")
+
+
+def separation(feats: list[dict]) -> None:
+    """How well each feature tells a set's answerable questions from the unanswerable ones
+    (AUC: 0.5 is chance)."""
+    neg = [f for f in feats if not f["answerable"]]
+    for name in SETS:
+        pos = [f for f in feats if f["set"] == name and f["answerable"]]
+        if pos and neg:
+            print(f"AUC vs unanswerable, {name:12s} best quote {auc([f['quote'] for f in pos], [f['quote'] for f in neg]):.2f}"
+                  f"  top cosine {auc([f['cosine'] for f in pos], [f['cosine'] for f in neg]):.2f}"
+                  f"  no unheard word {auc([not f.get('unheard') for f in pos], [not f.get('unheard') for f in neg]):.2f}")
+
+
 def parts_report(feats: list[dict], part_floor: float) -> None:
     """Multi-part questions: parts found, and whether the covered/uncovered ones fall either side."""
     multi = [f for f in feats if f["part_answers"]]
@@ -171,6 +188,7 @@ def main() -> None:
     print(f"# floor {floor}, tentative {tentative}, strong hit {strong}")
     report(feats, floor, tentative, strong)
     grid(feats)
+    separation(feats)
     parts_report(feats, a.PART_FLOOR)
 
 
