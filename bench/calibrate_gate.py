@@ -138,9 +138,11 @@ def separation(feats: list[dict]) -> None:
     for name in SETS:
         pos = [f for f in feats if f["set"] == name and f["answerable"]]
         if pos and neg:
-            print(f"AUC vs unanswerable, {name:12s} best quote {auc([f['quote'] for f in pos], [f['quote'] for f in neg]):.2f}"
-                  f"  top cosine {auc([f['cosine'] for f in pos], [f['cosine'] for f in neg]):.2f}"
-                  f"  no unheard word {auc([not f.get('unheard') for f in pos], [not f.get('unheard') for f in neg]):.2f}")
+            def of(key, f):
+                return not f.get(key) if key == "unheard" else f[key]
+            scores = [auc([of(k, f) for f in pos], [of(k, f) for f in neg]) for k in ("quote", "cosine", "unheard")]
+            print(f"AUC vs unanswerable, {name:18s} best quote {scores[0]:.2f}  top cosine {scores[1]:.2f}"
+                  f"  no unheard word {scores[2]:.2f}")
 
 
 def parts_report(feats: list[dict], part_floor: float) -> None:
