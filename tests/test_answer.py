@@ -293,6 +293,7 @@ def test_quick_start_irrigation_question_gets_the_right_figure(example_vault_env
     sources = {s["n"]: s["path"] for s in result["sources"]}
     first = next(q for q in result["quotes"] if "1.7 bar" in q["text"])
     assert sources[first["n"]] == str(IRRIGATION)
+    assert "Hunter X-Core" not in first["text"]  # the item that says it, not the whole parts list
     assert not re.search(r"\b1\.5\b|\b2 psi\b", result["answer"])
 
 

@@ -135,7 +135,9 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
             unit = units[k]
             bonus = figure * has_figure[pos] + (W_TYPE if kind is not None and kind.search(unit.text) else 0.0)
             if unit.kind == "steps" and not procedure:
-                bonus = 0.0  # numbered steps answer "how do I", not "how hot": a step holding the figure does
+                # a whole list answers "how do I" or "what do I need", not "what pressure": the item
+                # holding it does, so the list must beat its best item by more than a bonus
+                bonus = -W_PROCEDURE
             if procedure and unit.kind in ("block", "code", "steps"):
                 bonus += W_PROCEDURE
             if unit.kind != "block" and unit.text.rstrip().endswith(":"):
@@ -180,6 +182,8 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
             break
         if per_chunk.get(unit.chunk.id, 0) >= MAX_PER_CHUNK or any(u is unit for _s, u in chosen):
             continue
+        if unit.kind == "steps" and not _HOW.search(question) and any(_inside(u, unit) for _s, u in chosen):
+            continue  # the item already quoted is the answer; its whole list would only add words
         per_chunk[unit.chunk.id] = per_chunk.get(unit.chunk.id, 0) + 1
         chosen.append((base, unit))
     if not parts:
@@ -245,6 +249,11 @@ def _in_reading_order(kept: list[tuple[float, Unit]]) -> list[tuple[float, Unit]
     for _score, unit in kept:
         groups.setdefault((unit.chunk.path, unit.chunk.heading, unit.chunk.page), len(groups))
     return sorted(kept, key=lambda c: groups[(c[1].chunk.path, c[1].chunk.heading, c[1].chunk.page)])
+
+
+def _inside(small: Unit, big: Unit) -> bool:
+    (p, a, b), (q, x, y) = _span(small), _span(big)
+    return p == q and x <= a and b <= y
 
 
 def _shown_text(unit: Unit) -> str:
