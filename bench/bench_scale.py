@@ -500,7 +500,7 @@ def main() -> None:
         if "twophase" not in skip:
             from scale_twophase import phase_twophase
 
-            phase_twophase(notes, work, VAULT, Watcher)
+            phase_twophase(notes, work, VAULT)
     finally:
         if server is not None:
             peak = proc_memory(server.proc.pid).get("VmHWM", 0)

@@ -29,7 +29,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchlib import ROOT, finish, rag, rag_env, rag_popen
+from benchlib import ROOT, children, finish, proc_memory, rag, rag_env, rag_popen
 
 QUESTIONS = ROOT / "bench" / "questions" / "mdn.jsonl"
 MARK = "zqxlastnotequokka"  # in no MDN note
@@ -127,7 +127,7 @@ def baseline(vault: Path, home: Path) -> float | None:
     return rate
 
 
-def phase_twophase(notes: Path, work: Path, vault: Path, watcher_cls) -> None:
+def phase_twophase(notes: Path, work: Path, vault: Path) -> None:
     vault_rate = baseline(vault, work / "home-vault-2p")
     last = max((p for p in notes.rglob("*.md")), key=str)
     with last.open("a", encoding="utf-8") as fh:
@@ -136,11 +136,12 @@ def phase_twophase(notes: Path, work: Path, vault: Path, watcher_cls) -> None:
     env = rag_env(home)
     db_path = home / "index" / "manifest.sqlite"
     proc = rag_popen(["index", str(notes), "--json"], env)
-    watcher = watcher_cls(proc, home, interval=2.0)
+    peaks: dict[int, tuple[str, float]] = {}  # pid -> (role, peak RSS MB)
     keyword_at = None
     pending = list(CHECKPOINTS)
     last_print = (0.0, 0)  # (t, vectors) of the last progress line
-    while proc.poll() is None:
+    while not _exited(proc.pid):
+        _note_peaks(proc.pid, peaks)
         t = time.monotonic() - proc.started_at
         if keyword_at is None and has_file(db_path, str(last)):
             run = rag(["search", MARK, "--mode", "keyword", "--json", "-k", "3"], env)
@@ -162,20 +163,33 @@ def phase_twophase(notes: Path, work: Path, vault: Path, watcher_cls) -> None:
                     _print_hits(f"at {share:.0%} of the vectors", _hits_child(home, notes), t)
         time.sleep(5 if keyword_at is not None else 1)
     run = finish(proc)
-    watcher.done()
+    shown = ", ".join(f"{role} {mb:.0f} MB" for role, mb in sorted(peaks.values()))
     if run.rc != 0:
-        print(f"[twophase] rag index failed ({run.rc}): {run.err.decode(errors='replace')[-1500:]}")
+        print(f"[twophase] rag index stopped ({run.rc}) after {run.seconds:.0f}s; peak RSS {shown}, wait4 "
+              f"{run.peak_mb:.0f} MB; {run.err.decode(errors='replace')[-1500:]}")
         return
     report = run.json()
     two = report["seconds"] - report["keyword_seconds"]
     rate = report["embedded"] / two if two > 0 else 0.0
-    peaks = ", ".join(f"{role} {mb:.0f} MB" for role, mb in sorted(watcher.peaks.values()))
     print(f"[twophase] mdn: {report['files_indexed']} notes, {report['chunks_added']} chunks; phase one "
           f"(keyword_seconds) {report['keyword_seconds']:.1f}s; every vector in at {report['seconds']:.1f}s "
           f"(wall {run.seconds:.1f}s); phase two {report['embedded']} vectors at {rate:.1f} chunks/s"
           + (f" = {rate / vault_rate:.2f}x the help vault's {vault_rate:.1f}" if vault_rate else ""), flush=True)
-    print(f"[twophase] peak RSS: polled {peaks or 'n/a'}; wait4 {run.peak_mb:.0f} MB", flush=True)
+    print(f"[twophase] peak RSS: polled {shown or 'n/a'}; wait4 {run.peak_mb:.0f} MB", flush=True)
     _print_hits("at the end (100%)", _hits_child(home, notes), run.seconds)
+
+
+def _exited(pid: int) -> bool:
+    """Whether the child has ended, without reaping it (``Popen.poll`` would: ``finish`` then
+    gets no rusage, and no peak RSS)."""
+    return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+
+
+def _note_peaks(pid: int, peaks: dict) -> None:
+    for p, role in [(pid, "rag")] + [(c, "worker") for c in children(pid)]:
+        peak = proc_memory(p).get("VmHWM")
+        if peak:
+            peaks[p] = (role, max(peak, peaks.get(p, (role, 0.0))[1]))
 
 
 if __name__ == "__main__" and sys.argv[1:2] == ["--hits"]:
