@@ -26,7 +26,11 @@ each printed as it finishes (``--skip`` takes a comma list of their names):
 - ``interrupt``: the first ``--interrupt-limit`` notes indexed three times in fresh homes:
   uninterrupted, then Ctrl-C (SIGINT) at ~50% and `rag index` again, then kill -9 at ~50%
   and again: vectors kept at the stop + vectors embedded by the resume against the
-  uninterrupted run's (anything over it was embedded twice), and total time.
+  uninterrupted run's (anything over it was embedded twice), and total time;
+- ``twophase`` (bench/scale_twophase.py): a fresh `rag index` polled from outside: when a
+  keyword search finds the note indexed last, when every vector is in, phase two's chunks/s
+  against the help vault's, peak RSS, hit@5 at 10%, 50% and 100% of the vectors. Alone:
+  ``--skip first,again,search,verify,watch,interrupt``.
 
 ``--vectors-from HOME`` fills the new index's vector cache from an earlier run's index of the
 same notes, so the first index embeds nothing: with and without ``--chroma-server``, two
@@ -65,7 +69,7 @@ from helpers import seed_vector_cache  # noqa: E402 - tests/ is on the path from
 MDN = CORPORA / "mdn"
 VAULT = CORPORA / "obsidian-help" / "en"
 QUESTIONS = ROOT / "bench" / "questions" / "mdn.jsonl"
-PHASES = ("first", "again", "search", "verify", "watch", "interrupt")
+PHASES = ("first", "again", "search", "verify", "watch", "interrupt", "twophase")
 
 
 def note_paths(limit: int | None, with_questions: bool = False) -> list[str]:
@@ -493,6 +497,10 @@ def main() -> None:
             phase_watch(work)
         if "interrupt" not in skip:
             phase_interrupt(notes, work, min(opts.interrupt_limit, len(paths)))
+        if "twophase" not in skip:
+            from scale_twophase import phase_twophase
+
+            phase_twophase(notes, work, VAULT)
     finally:
         if server is not None:
             peak = proc_memory(server.proc.pid).get("VmHWM", 0)

@@ -46,8 +46,8 @@ class Notes:
         self._watcher = watcher
         self._searcher = searcher
         self._generator = None
-        # (chunks with no vector yet, all chunks) as of the last search or answer made in this
-        # process; None when a watcher answered or nothing was asked yet
+        # (chunks with no vector yet, all chunks) as of the last search or answer, made in this
+        # process or by a watcher; None when nothing was asked yet (or an older watcher answered)
         self.vectors_pending: tuple[int, int] | None = None
 
     # -- what users call --------------------------------------------------------------------
@@ -74,7 +74,7 @@ class Notes:
         if self._watcher:
             from .serve.client import daemon_search
 
-            hits = daemon_search(self.config, query, k, mode, where)
+            hits = daemon_search(self.config, query, k, mode, where, on_pending=self._set_pending)
             if hits is not None:
                 return hits
         from .retrieve import Filters
@@ -105,7 +105,8 @@ class Notes:
 
             result = daemon_answer(config, question, on_token=on_token, on_quotes=on_quotes,
                                    quotes_only=quotes_only, on_started=on_started,
-                                   retrieval_query=retrieval_query, context=context)
+                                   retrieval_query=retrieval_query, context=context,
+                                   on_pending=self._set_pending)
             if result is not None:
                 return result
         from .pipeline.answer import answer
@@ -123,6 +124,9 @@ class Notes:
                             retrieval_query=retrieval_query, context=context)
             self.vectors_pending = self._reader().index.pending_counts()
             return result
+
+    def _set_pending(self, counts: tuple[int, int]) -> None:
+        self.vectors_pending = counts
 
     def chat(self):
         """A ``pipeline.chat.ChatSession`` over these notes: ``ask`` understands follow-ups."""

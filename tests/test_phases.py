@@ -147,3 +147,42 @@ def test_chunks_without_a_vector_rank_by_keywords_without_a_cliff(tmp_path):
         top = after["results"][0]
         assert Path(top["path"]).name == Path(before[0]["path"]).name, (query, after["results"])
         assert top["vector_score"] is None and top["score"] >= max(r["score"] for r in after["results"])
+
+
+def test_a_watcher_answering_while_vectors_wait_says_so_like_a_search_in_process(rag_home, tmp_path):
+    """`rag search` and `rag ask` answered through the watcher's socket print the same notice
+    and JSON keys as in their own process. The serving side is the watcher's own (its socket
+    server over the writer it holds), so nothing embeds the waiting chunks meanwhile."""
+    from ragcli.config import load_config
+    from ragcli.embed import make_embedder
+    from ragcli.serve.server import SocketServer
+    from ragcli.store import Index
+
+    notes = write_vault(tmp_path / "notes", notes=6, seed=31)
+    ok(rag("index", notes))
+    db = sqlite3.connect(rag_home / "index" / "manifest.sqlite")  # phase two stopped half way
+    keys = [k for (k,) in db.execute("SELECT DISTINCT vec_key FROM chunks ORDER BY vec_key")]
+    db.executemany("DELETE FROM vectors WHERE key = ?", [(k,) for k in keys[: len(keys) // 2]])
+    db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('vectors_pending', '1')")
+    db.commit()
+    db.close()
+    cold = rag("search", "--json", "alpha kappa sigma", env={"RAG_DAEMON": "off"})
+    expected = json.loads(ok(cold).stdout)["vectors_pending"]
+    assert expected["without_vector"] > 0 and b"have no vector yet" in cold.stderr
+
+    config = load_config()
+    writer = Index.open_writer(config, role="watch")
+    embedder = make_embedder(config)
+    server = SocketServer(config, status=lambda: {"serving": "ready"}).start()
+    try:
+        server.warm(writer, embedder)
+        warm = ok(rag("search", "--json", "alpha kappa sigma", env={"RAG_DAEMON": "require"}))
+        assert json.loads(warm.stdout) == json.loads(cold.stdout)
+        assert b"have no vector yet" in warm.stderr
+        asked = ok(rag("ask", "--quotes", "--json", "alpha kappa sigma", env={"RAG_DAEMON": "require"}))
+        assert json.loads(asked.stdout)["vectors_pending"] == expected and b"have no vector yet" in asked.stderr
+        assert server.requests == 2  # both went through the socket
+    finally:
+        server.close()
+        embedder.close()
+        writer.close()

@@ -301,28 +301,29 @@ class Indexer:
         """Phase two: embed every chunk written without a vector, a batch at a time, each
         batch committed (``Index.add_vectors``): a run killed here resumes where it stopped,
         and nothing is embedded twice. Returns how many vectors were made."""
-        waiting, _total = self.idx.pending_counts()
-        if not waiting:
+        if not (waiting := self.idx.pending_counts()[0]):
             self.idx.pending_done()  # a run killed in its last batch leaves only this to do
             return 0
         embedder = self.embedder()
         made = 0
         report_progress(self.progress, "Embedding", 0, waiting, note="keyword search ready")
+        after = 0  # the rowid of the last chunk done: each batch reads on from there
         while True:
             self.session.check_cancelled()
-            batch = self.idx.pending_vectors(FLUSH_CHUNKS)
+            batch = self.idx.pending_vectors(FLUSH_CHUNKS, after)
+            if not batch and after:  # done only when a walk from the start finds nothing left
+                after, batch = 0, self.idx.pending_vectors(FLUSH_CHUNKS)
             if not batch:
                 break
-            chunks = self.idx.chunks([cid for _key, cid in batch])
-            texts = [chunks[cid].embed_text() for _key, cid in batch]
-            vectors = embedder.embed_documents(texts)
-            self.idx.add_vectors(dict(zip((key for key, _cid in batch), vectors)))
+            keys, ids, after = [b[0] for b in batch], [b[1] for b in batch], batch[-1][2]
+            chunks = self.idx.chunks(ids)
+            self.idx.add_vectors(dict(zip(keys, embedder.embed_documents([chunks[i].embed_text() for i in ids]))))
             made += len(batch)
-            if report is not None:
-                report.embedded += len(batch)
             report_progress(self.progress, "Embedding", min(made, waiting), waiting,
                             note=f"{made} vectors", item=chunks[batch[-1][1]].path)
         self.idx.pending_done()
+        if report is not None:  # a run stopped in here raises: no report goes out
+            report.embedded += made
         return made
 
 

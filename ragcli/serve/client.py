@@ -37,14 +37,19 @@ class _CallerError(Exception):
 
 
 def daemon_search(config: Config, query: str, k: int, mode: str | None,
-                  filters: dict | None = None) -> list[Hit] | None:
+                  filters: dict | None = None,
+                  on_pending: Callable[[tuple[int, int]], None] | None = None) -> list[Hit] | None:
     """The hits ``retrieve.Searcher.search`` would give, from the watcher; None: search in process.
-    ``filters``: the fields of ``retrieve.Filters`` (path, tag, since, until) as a dict."""
+    ``filters``: the fields of ``retrieve.Filters`` (path, tag, since, until) as a dict.
+    ``on_pending``: gets (chunks with no vector yet, all chunks) when the watcher says so."""
     request = {"op": "search", "settings": settings_key(config), "query": query, "k": k, "mode": mode,
                "filters": {key: value for key, value in (filters or {}).items() if value is not None}}
 
     def run() -> list[Hit]:
-        return [Hit.from_json(h) for h in _one(config, request)["results"]]
+        reply = _one(config, request)
+        hits = [Hit.from_json(h) for h in reply["results"]]
+        _report_pending(reply, on_pending)
+        return hits
 
     return _attempt(config, run)
 
@@ -52,13 +57,15 @@ def daemon_search(config: Config, query: str, k: int, mode: str | None,
 def daemon_answer(config: Config, question: str, on_token: Callable[[str], None] | None = None,
                   on_quotes: Callable[[list[Quote]], None] | None = None,
                   quotes_only: bool = False, on_started: Callable[[], None] | None = None,
-                  retrieval_query: str | None = None, context: str = "") -> Answer | None:
+                  retrieval_query: str | None = None, context: str = "",
+                  on_pending: Callable[[tuple[int, int]], None] | None = None) -> Answer | None:
     """The ``Answer`` that ``pipeline.answer`` would give, streamed from the warm watcher:
     ``on_quotes`` gets the evidence as soon as the watcher has chosen it (before generation),
     ``on_token`` the checked sentences. ``quotes_only``: `rag ask --quotes` (no model).
     ``on_started``: called once the watcher has taken the question, while it works (the CLI
     gets its terminal console ready then, not after the quotes arrive). ``retrieval_query``
-    and ``context``: as ``pipeline.answer`` takes them (a chat's follow-up).
+    and ``context``: as ``pipeline.answer`` takes them (a chat's follow-up). ``on_pending``:
+    as for ``daemon_search``.
 
     None: answer in process. Once the quotes or a token have reached the caller there is no
     going back: a watcher that stops mid-answer is a ``DaemonError``.
@@ -91,6 +98,7 @@ def daemon_answer(config: Config, question: str, on_token: Callable[[str], None]
                 elif "quotes" in reply:
                     deliver(on_quotes, [Quote.from_json(q) for q in reply["quotes"]])
                 elif "answer" in reply:
+                    _report_pending(reply, on_pending)
                     return Answer.from_json(reply["answer"])
             raise _Unavailable("the watcher ended the answer early")
         except _CallerError:
@@ -126,6 +134,13 @@ def daemon_status(config: Config, timeout: float = 2.0, force: bool = False) -> 
         if force:
             return None
         raise
+
+
+def _report_pending(reply: dict, on_pending) -> None:
+    """A watcher of an older version sends no count: then nothing is said, as before."""
+    counts = reply.get("vectors_pending")
+    if on_pending is not None and isinstance(counts, list) and len(counts) == 2:
+        on_pending((int(counts[0]), int(counts[1])))
 
 
 # -- the exchange ---------------------------------------------------------------------------

@@ -225,7 +225,8 @@ class SocketServer:
             self.requests += 1
             if op == "search":
                 hits = engine.search(req["query"], req["k"], req["mode"], **req["filters"])
-                return self._send(conn, {"ok": True, "results": [h.to_json() for h in hits]})
+                return self._send(conn, {"ok": True, "results": [h.to_json() for h in hits],
+                                         **_pending(engine)})
             return self._ask(conn, engine, req)
         except RagError as exc:
             return self._send(conn, {"error": str(exc), "code": "failed", "exit_code": int(exc.exit_code),
@@ -263,7 +264,13 @@ class SocketServer:
         except _ClientGone:
             log.debug("the client left in the middle of an answer")
             return False
-        return self._send(conn, {"answer": result.to_json()})
+        return self._send(conn, {"answer": result.to_json(), **_pending(engine)})
+
+
+def _pending(engine: Notes) -> dict:
+    """(chunks with no vector yet, all chunks) as the search or answer found them: the client
+    prints the same notice a search in its own process would (phase two of `rag index`)."""
+    return {"vectors_pending": list(engine.vectors_pending)} if engine.vectors_pending else {}
 
 
 def _drain(conn: socket.socket, limit: int = 64 << 20, seconds: float = 2.0) -> None:

@@ -303,13 +303,14 @@ class Manifest:
         self.db.execute("DELETE FROM unpruned")
         return cur.rowcount
 
-    def pending_vectors(self, limit: int) -> list[tuple[str, str]]:
-        """(vec_key, chunk id) of up to ``limit`` chunks whose vector is not cached, one per key,
-        in chunk order (phase two embeds notes in the order phase one wrote them)."""
+    def pending_vectors(self, limit: int, after: int = 0) -> list[tuple[str, str, int]]:
+        """(vec_key, chunk id, rowid) of up to ``limit`` chunks past rowid ``after`` whose vector is
+        not cached, one per key, in chunk order: a walk that stops at ``limit``, not a scan of all."""
         return self.db.execute(
-            "SELECT c.vec_key, min(c.id) FROM chunks c LEFT JOIN vectors v ON v.key = c.vec_key"
-            " WHERE v.key IS NULL OR length(v.vec) != ? GROUP BY c.vec_key ORDER BY min(c.rowid) LIMIT ?",
-            (self.dim() * 4, limit)).fetchall()
+            "SELECT vec_key, min(id), min(rowid) FROM (SELECT c.vec_key, c.id, c.rowid FROM chunks c"
+            " LEFT JOIN vectors v ON v.key = c.vec_key WHERE c.rowid > ? AND (v.key IS NULL OR"
+            " length(v.vec) != ?) ORDER BY c.rowid LIMIT ?) GROUP BY vec_key ORDER BY min(rowid)",
+            (after, self.dim() * 4, limit)).fetchall()
 
     def pending_counts(self) -> tuple[int, int]:
         """(chunks whose vector is not cached, all chunks): phase two's progress. Cheap when
