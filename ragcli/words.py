@@ -12,8 +12,8 @@ _WORD = re.compile(r"[a-z0-9]+")
 # note that happens to say "should" is no closer to the answer.
 _STOP = frozenset(
     "a about above after an and are as at be been being by can could did do does during for from had "
-    "has have how i if in into is it its me might must my of off on onto or our out over shall should "
-    "since so than that the their them then through under until upon "
+    "has have how i if in into is it its many me might much must my of off on onto or our out over shall "
+    "should since so than that the their them then through under until upon "
     "take takes taken took there these they this those to us was we were what when where which who "
     "whom whose why will with would you your yours".split())
 # "how long", "how many": the words asking for a figure, not what the figure is of
