@@ -111,6 +111,12 @@ def _print_hits(label: str, result: dict, t: float) -> None:
           + ", ".join(f"{m} {s}/{n}" for m, s in result["scores"].items()), flush=True)
 
 
+def phase_two_rate(report: dict) -> float:
+    """Chunks embedded per second after keyword search was ready, from `rag index --json`."""
+    two = report["seconds"] - report["keyword_seconds"]
+    return report["embedded"] / two if two > 0 else 0.0
+
+
 def baseline(vault: Path, home: Path) -> float | None:
     """Phase two's chunks/s on the help vault (a fresh home), the like-for-like figure."""
     run = rag(["index", str(vault), "--json"], rag_env(home))
@@ -118,8 +124,7 @@ def baseline(vault: Path, home: Path) -> float | None:
         print(f"[twophase] vault baseline failed: {run.err.decode(errors='replace')[-800:]}")
         return None
     report = run.json()
-    two = report["seconds"] - report["keyword_seconds"]
-    rate = report["embedded"] / two if two > 0 else 0.0
+    rate = phase_two_rate(report)
     print(f"[twophase] obsidian-help baseline: {report['chunks_added']} chunks; keyword search ready at "
           f"{report['keyword_seconds']:.1f}s, every vector at {report['seconds']:.1f}s; phase two "
           f"{report['embedded']} vectors at {rate:.1f} chunks/s; wall {run.seconds:.1f}s, "
@@ -169,8 +174,7 @@ def phase_twophase(notes: Path, work: Path, vault: Path) -> None:
               f"{run.peak_mb:.0f} MB; {run.err.decode(errors='replace')[-1500:]}")
         return
     report = run.json()
-    two = report["seconds"] - report["keyword_seconds"]
-    rate = report["embedded"] / two if two > 0 else 0.0
+    rate = phase_two_rate(report)
     print(f"[twophase] mdn: {report['files_indexed']} notes, {report['chunks_added']} chunks; phase one "
           f"(keyword_seconds) {report['keyword_seconds']:.1f}s; every vector in at {report['seconds']:.1f}s "
           f"(wall {run.seconds:.1f}s); phase two {report['embedded']} vectors at {rate:.1f} chunks/s"

@@ -110,10 +110,11 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
         return Answer(question, NOT_COVERED, [], model, timings, covered=False, retrieval_query=query,
                       not_mentioned=unheard_words(asked, searcher.index.keyword_df), nearest=_nearest(hits))
     parts = question_parts(asked)
+    idf = _idf(searcher)
     hits_and_rows = with_page_rows(with_sections(hits, searcher.index.section_chunks), searcher.index.page_chunks)
-    evidence = select_evidence(asked, hits_and_rows, embed=searcher.embed_passages, idf=_idf(searcher),
+    evidence = select_evidence(asked, hits_and_rows, embed=searcher.embed_passages, idf=idf,
                                parts=parts, part_floor=PART_FLOOR)
-    quotes = quote_the_row(asked, evidence.quotes, hits_and_rows, _idf(searcher))
+    quotes = quote_the_row(asked, evidence.quotes, hits_and_rows, idf)
     timings["quotes_s"] = time.perf_counter() - started
     best = max((q.score for q in quotes), default=0.0)
     unknown = unknown_names(asked, searcher.index.keyword_df) if best < EVIDENCE_FLOOR else []
@@ -128,7 +129,7 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
         if on_quotes is not None:
             on_quotes(quotes)
         gate = SentenceGate(_checker(asked, quotes), None)
-        _lead_with_figure(gate, asked, quotes, _idf(searcher))
+        _lead_with_figure(gate, asked, quotes, idf)
         timings["total_s"] = time.perf_counter() - started
         return Answer(question, gate.finish(), [_source(q) for q in quotes], model, timings, quotes=quotes,
                       cited=[q.n for q in quotes], retrieval_query=query, checked=False,
@@ -146,7 +147,7 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
             on_token(text)
 
     gate = SentenceGate(_checker(asked, quotes), show)
-    _lead_with_figure(gate, asked, quotes, _idf(searcher))
+    _lead_with_figure(gate, asked, quotes, idf)
 
     def feed(piece: str) -> None:
         gate.feed(piece)

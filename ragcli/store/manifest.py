@@ -245,20 +245,18 @@ class Manifest:
         self.db.commit()
 
     def chunks_by_ids(self, ids: Sequence[str]) -> dict[str, Chunk]:
-        sql = "SELECT id, path, title, heading, text, line_start, line_end, page, ordinal FROM chunks WHERE id IN"
+        sql = _CHUNKS + " WHERE id IN"
         return {row[0]: _chunk(row) for row in rows_in(self.db, sql, ids)}
 
     def section_chunks(self, path: str, heading: str) -> list[Chunk]:
         """The chunks of one note under ``heading`` or a heading above it, in order."""
         heads = [" > ".join(heading.split(" > ")[:k]) for k in range(1, heading.count(" > ") + 2)]
-        sql = ("SELECT id, path, title, heading, text, line_start, line_end, page, ordinal FROM chunks"
-               f" WHERE path = ? AND heading IN ({','.join('?' * len(heads))}) ORDER BY ordinal")
+        sql = (_CHUNKS + f" WHERE path = ? AND heading IN ({','.join('?' * len(heads))}) ORDER BY ordinal")
         return [_chunk(row) for row in self.db.execute(sql, (path, *heads))]
 
     def page_chunks(self, path: str, page: int) -> list[Chunk]:
         """The chunks of one page of a PDF, in order."""
-        sql = ("SELECT id, path, title, heading, text, line_start, line_end, page, ordinal FROM chunks"
-               " WHERE path = ? AND page = ? ORDER BY ordinal")
+        sql = _CHUNKS + " WHERE path = ? AND page = ? ORDER BY ordinal"
         return [_chunk(row) for row in self.db.execute(sql, (path, page))]
 
     def stored_chunks(self, ids: Sequence[str] | None = None) -> Iterator[tuple[str, str, str]]:
@@ -372,6 +370,10 @@ def _file_record(row) -> FileRecord:
                       title=row[5], tags=tuple(t for t in row[6].split("|") if t), date=row[7],
                       embeds=tuple(json.loads(row[8])), warnings=tuple(json.loads(row[9])),
                       indexed_at=row[10])
+
+
+# the columns _chunk reads, in its order
+_CHUNKS = "SELECT id, path, title, heading, text, line_start, line_end, page, ordinal FROM chunks"
 
 
 def _chunk(row) -> Chunk:
