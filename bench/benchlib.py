@@ -117,7 +117,7 @@ def drop_worktree(path: Path) -> None:
 
 def warm_models(env: dict) -> None:
     """Convert the built-in embedding model once, outside any timing."""
-    subprocess.run([sys.executable, "-c", "from ragcli.config import load_config; from ragcli.embed import "
+    subprocess.run([sys.executable, "-c", "import ragcli.native as n; n.llama_first(); from ragcli.config import load_config; from ragcli.embed import "
                     "make_embedder; make_embedder(load_config()).close()"], env=env, check=True,
                    cwd=env.get("PYTHONPATH", ROOT))
 

@@ -32,8 +32,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .config import Config, load_config
-from .types import Answer, Hit, Quote
+from .native import llama_first
+
+# Python callers get what the CLI's main gives every command: on a CUDA build, llama.cpp
+# crashed when numpy's extension module (or torch's) was imported first (README, "GPU").
+llama_first()
+
+from .config import Config, load_config  # noqa: E402 - after llama_first, on purpose
+from .types import Answer, Hit, Quote  # noqa: E402
 
 
 class Notes:

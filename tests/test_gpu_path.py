@@ -73,6 +73,43 @@ def test_index_search_and_ask_load_llama_cpp_before_any_other_native_library(tmp
             f"rag {args[0]}: native libraries loaded before {report['library']}")
 
 
+# The Python API, as the README shows it: bench_gpu's `python -c "from ragcli.embed import ..."`
+# died with SIGSEGV on the lent H200 until the library door called llama_first too.
+LIBRARY = r"""
+import json, sys
+report = {"mapped_before_llama": None}
+def hook(event, args):
+    if event == "ctypes.dlopen" and "llama" in str(args[0]) and report["mapped_before_llama"] is None:
+        with open("/proc/self/maps") as maps:
+            objects = {line.split()[-1] for line in maps if ".so" in line.rsplit("/", 1)[-1]}
+        report["mapped_before_llama"] = sorted(
+            o for o in objects if ("site-packages" in o or "dist-packages" in o) and "/llama_cpp/" not in o)
+sys.addaudithook(hook)
+from ragcli import Notes
+with Notes() as notes:
+    notes.index([sys.argv[2]])
+    report["hits"] = len(notes.search("tags"))
+with open(sys.argv[1], "w") as out:
+    json.dump(report, out)
+"""
+
+
+@linux_only
+def test_the_python_api_loads_llama_cpp_before_any_other_native_library(tmp_path, rag_home):
+    import os
+    import subprocess
+
+    from helpers import ROOT
+
+    report = tmp_path / "order-library.json"
+    env = dict(os.environ, PYTHONPATH=str(ROOT), RAG_DAEMON="off")
+    ok(subprocess.run([sys.executable, "-c", LIBRARY, str(report), str(EXAMPLES / "vault")],
+                      capture_output=True, env=env, timeout=600))
+    result = json.loads(report.read_text())
+    assert result["hits"] > 0
+    assert result["mapped_before_llama"] == [], "native libraries loaded before libllama"
+
+
 def test_flash_attention_is_on_for_the_cpu_and_llama_cpp_s_choice_on_a_gpu():
     assert flash_attention(on_gpu=False) == FLASH_ON
     assert flash_attention(on_gpu=True) == FLASH_AUTO
