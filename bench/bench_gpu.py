@@ -156,11 +156,11 @@ def query_figures(env: dict, question: str, rounds: int) -> None:
             print(f"search rc {search.rc}, ask rc {ask.rc}: {ask.err.decode(errors='replace')[-1000:]}")
             return
         t = ask.json().get("timings", {})
-        first, retrieve = t.get("first_token_s"), t.get("quotes_s") or t.get("retrieve_s")
+        first, retrieve = t.get("model_first_token_s"), t.get("quotes_s") or t.get("retrieve_s")
         after = f"{first - retrieve:.3f} s" if first is not None and retrieve is not None else "n/a"
         print(f"cold rag search {search.seconds:.2f} s; cold rag ask {ask.seconds:.2f} s "
-              f"(retrieval {t.get('retrieve_s')}, first token {first} s from the call, {after} after the "
-              f"quotes were chosen)")
+              f"(retrieval {t.get('retrieve_s')}, the model's first token {first} s from the call, {after} "
+              f"after the quotes were chosen; first sentence shown {t.get('first_token_s')})")
 
 
 def main() -> None:

@@ -117,9 +117,10 @@ def drop_worktree(path: Path) -> None:
 
 def warm_models(env: dict) -> None:
     """Convert the built-in embedding model once, outside any timing."""
-    subprocess.run([sys.executable, "-c", "import ragcli.native as n; n.llama_first(); from ragcli.config import load_config; from ragcli.embed import "
-                    "make_embedder; make_embedder(load_config()).close()"], env=env, check=True,
-                   cwd=env.get("PYTHONPATH", ROOT))
+    # llama_first before ragcli.embed brings numpy: a CUDA build crashes otherwise (ragcli/native.py)
+    code = ("import ragcli.native as n; n.llama_first(); from ragcli.config import load_config; "
+            "from ragcli.embed import make_embedder; make_embedder(load_config()).close()")
+    subprocess.run([sys.executable, "-c", code], env=env, check=True, cwd=env.get("PYTHONPATH", ROOT))
 
 
 def drop_page_cache() -> bool:

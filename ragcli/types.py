@@ -144,7 +144,9 @@ class Answer:
     text: str
     sources: list[Source]  # empty when the notes do not cover the question
     model: str
-    timings: dict[str, float | None]  # retrieve_s, first_token_s, total_s (from the call)
+    # from the call: retrieve_s, quotes_s, first_token_s (the first sentence shown),
+    # model_first_token_s (the model's, shown or not), total_s
+    timings: dict[str, float | None]
     prompt_tokens: int = 0
     completion_tokens: int = 0
     covered: bool = True

@@ -66,6 +66,8 @@ def test_acceptance_embed_question_offline(help_vault_env):
     assert set(result) >= {"question", "answer", "sources", "model", "timings", "prompt_tokens",
                            "completion_tokens"}
     assert set(result["timings"]) >= {"retrieve_s", "first_token_s", "total_s"}
+    if result["completion_tokens"]:  # the model ran: its first token came inside the call
+        assert 0 < result["timings"]["model_first_token_s"] <= result["timings"]["total_s"]
     for s in result["sources"]:
         assert set(s) >= {"n", "path", "title", "heading", "line_start", "line_end", "page"}
     if prefix:

@@ -154,12 +154,15 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
         if gate.enough:
             raise Enough  # the rest would be cut or dropped: do not make the user wait for it
 
+    generating = time.perf_counter() - started
     gen = generator.generate(prompt.messages, max_tokens=prompt.max_tokens,
                              temperature=config.temperature, on_token=feed)
     text = gate.finish()
     fallback = not text.strip()  # the model added nothing the quotes do not say: they are the answer
     cited = sorted({n for v in gate.verdicts if v.ok for n in v.cited}) if not fallback else [q.n for q in quotes]
-    timings["first_token_s"] = first[0] if first else None
+    timings["first_token_s"] = first[0] if first else None  # the first sentence shown
+    # The model's own first token, shown or not: the GPU's share of the wait (issue 21).
+    timings["model_first_token_s"] = generating + gen.first_token_s if gen.first_token_s is not None else None
     timings["total_s"] = time.perf_counter() - started
     return Answer(question, text.strip(), [_source(q) for q in quotes], model, timings,
                   prompt_tokens=gen.prompt_tokens, completion_tokens=gen.completion_tokens,
