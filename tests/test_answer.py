@@ -399,6 +399,16 @@ def test_each_part_of_a_question_gets_its_quote(example_vault_env, monkeypatch, 
     assert len(result["parts"]) == 2 and result["missing_parts"] == []
 
 
+def test_a_question_asking_a_duration_is_answered_by_one_from_its_note(example_vault_env, monkeypatch, capsys):
+    # "Dialling in a new bag takes about three shots" shares more of its words, and the
+    # sourdough's "about 8 hours" is a duration too, but of another note
+    _use(monkeypatch, example_vault_env)
+    for question in ("How long should an espresso shot take?", "How long should the shot take?"):
+        shown = _shown(_ask(capsys, question, "--quotes"))
+        assert "25 to 30 seconds" in shown, question
+        assert "three shots" not in shown and "8 hours" not in shown, question
+
+
 def test_a_part_no_note_answers_is_said_plainly(example_vault_env, monkeypatch, capsys):
     _use(monkeypatch, example_vault_env)
     question = "What pressure should the drip irrigation run at, and which hotel did we book?"

@@ -113,7 +113,8 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
     idf = _idf(searcher)
     hits_and_rows = with_page_rows(with_sections(hits, searcher.index.section_chunks), searcher.index.page_chunks)
     evidence = select_evidence(asked, hits_and_rows, embed=searcher.embed_passages, idf=idf,
-                               parts=parts, part_floor=PART_FLOOR)
+                               parts=parts, part_floor=PART_FLOOR,
+                               focus=question if retrieval_query and retrieval_query != question else "")
     quotes = quote_the_row(asked, evidence.quotes, hits_and_rows, idf)
     timings["quotes_s"] = time.perf_counter() - started
     best = max((q.score for q in quotes), default=0.0)

@@ -100,23 +100,30 @@ def select_quotes(question: str, hits: Sequence[Hit], embed: Callable[[list[str]
 def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[str]], np.ndarray],
                     idf: Callable[[list[str]], dict[str, float]], parts: Sequence[str] = (),
                     qvec: np.ndarray | None = None, max_quotes: int = MAX_QUOTES,
-                    part_floor: float = 0.0) -> Evidence:
+                    part_floor: float = 0.0, focus: str = "") -> Evidence:
     """Quotes that cover the question: for a question of several parts, the best unit of each
     part first (a part whose best unit scores under ``part_floor`` is ``missing``), then the
-    best of the rest by the whole question's score."""
+    best of the rest by the whole question's score.
+
+    ``focus``: the words the user typed when ``question`` is their chat follow-up made to stand
+    alone. The rest is scored by the focus read beside the question, as a part is: "What ratio?"
+    after the espresso clicks asks for the Espresso recipe's 1:2, not the grinder's table again,
+    which "What ratio (many clicks for espresso on my grinder)?" matches best."""
     parts = list(parts) if len(parts) > 1 else []
     units = _dedupe([u for hit in hits for u in split_units(hit)])
     if not units:
         return Evidence([], parts, [0.0] * len(parts), list(parts))
-    asks = [question] + parts
+    focus = focus if focus and query_terms(focus) else ""
+    asks = [question] + parts + ([focus] if focus else [])
     words = [word_scores(a, units, idf) for a in asks]
     # Embed only the most promising units: by words (the best for any part), then in chunk order.
     best_words = [max(w[k] for w in words) for k in range(len(units))]
     order = sorted(range(len(units)), key=lambda k: (-best_words[k], units[k].hit.rank, k))[:MAX_UNITS]
-    queries = ([question] if qvec is None else []) + [_part_query(p, question) for p in parts]
+    queries = (([question] if qvec is None else []) + [_part_query(p, question) for p in parts]
+               + ([_part_query(focus, question)] if focus else []))
     vectors = embed(queries + [unit_context(units[k]) for k in order])
     q = qvec if qvec is not None else vectors[0]
-    part_vecs = vectors[len(queries) - len(parts):len(queries)]
+    part_vecs = vectors[len(queries) - len(parts) - bool(focus):len(queries) - bool(focus)]
     unit_vecs = vectors[len(queries):]
 
     has_figure = [bool(_DIGIT.search(units[k].text)) for k in order]
@@ -145,7 +152,12 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
             out.append((base + bonus, base, k))
         return sorted(out, key=lambda s: -s[0])
 
-    whole = scores(q, words[0], question)
+    if focus:  # the follow-up's own words lead; its subject, from the turn before, is read beside them
+        blend = vectors[len(queries) - 1] + q
+        focus_words = [(1 - W_SUBJECT) * a + W_SUBJECT * b for a, b in zip(words[-1], words[0])]
+        whole = scores(blend / (np.linalg.norm(blend) or 1.0), focus_words, focus)
+    else:
+        whole = scores(q, words[0], question)
     overall = {k: base for _rank, base, k in whole}
     chosen: list[tuple[float, Unit]] = []
     part_scores, missing = [], []
@@ -171,6 +183,22 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
             continue
         if all(u is not units[k] for _s, u in chosen):
             chosen.append((max(overall[k], base), units[k]))
+    # A question asking a figure of a known kind (a duration, a price, a time) is answered by a
+    # unit that states one, as a part is: "How long should an espresso shot take?" by "in 25 to
+    # 30 seconds", not by "takes about three shots", which shares more of its words. The others
+    # shown beside it must state one too, or they only add words.
+    ask = focus or question
+    kind_led = not parts and answer_type(ask) is not None
+    if kind_led:
+        typed = [r for r in whole if holds_figure(units[r[2]].text, ask)]
+        # from the note the question is about (its best unit's) when that note states one: "how
+        # long should the shot take" is the Espresso note's 25 to 30 s, not the sourdough's 8 hours
+        about = units[whole[0][2]].chunk.path
+        typed = [r for r in typed if units[r[2]].chunk.path == about] or typed
+        kind_led = bool(typed)
+        if typed:  # it changes which unit is shown, not whether the notes answer: the gate reads the
+            # best unit's score, as it did before this rule
+            chosen.append((max(typed[0][1], whole[0][1]), units[typed[0][2]]))
     best = whole[0][0]
     limit = max_quotes + max(0, len(parts) - 1)
     per_chunk: dict[str, int] = {}
@@ -181,6 +209,8 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
         if len(chosen) >= limit or rank < best * RELATIVE_FLOOR:
             break
         if per_chunk.get(unit.chunk.id, 0) >= MAX_PER_CHUNK or any(u is unit for _s, u in chosen):
+            continue
+        if kind_led and not holds_figure(unit.text, ask):
             continue
         if unit.kind == "steps" and not _HOW.search(question) and any(_inside(u, unit) for _s, u in chosen):
             continue  # the item already quoted is the answer; its whole list would only add words
