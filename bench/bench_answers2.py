@@ -65,8 +65,12 @@ from benchlib import rag_env
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("RAG_BENCH_SHARED", ROOT.parent / "shared"))
 REPORTS = Path(tempfile.gettempdir()) / "ragcli-bench-reports"  # the reports asked about, copied (see main)
-CORPORA = {"obsidian-help": SHARED / "corpora" / "obsidian-help" / "en", "examples": ROOT / "examples" / "vault",
-           "reports": REPORTS}
+# examples/vault, copied to one path for every checkout: indexed from each checkout's own folder,
+# the shared home held one copy of each note per worktree ever benched (4 in /tmp/rb6), and the
+# copies crowded the hits: "how long should the shot take" was said missing beside four
+# copies of the grinder's table.
+EXAMPLES = Path(tempfile.gettempdir()) / "ragcli-bench-examples" / "vault"
+CORPORA = {"obsidian-help": SHARED / "corpora" / "obsidian-help" / "en", "examples": EXAMPLES, "reports": REPORTS}
 QUESTIONS = ROOT / "bench" / "questions"
 SETS = {"answers": "answers.jsonl", "paraphrase": "paraphrase.jsonl", "multipart": "multipart.jsonl",
         "howto": "howto.jsonl", "unanswerable": "unanswerable_users.jsonl", "reports": "reports.jsonl"}
@@ -178,6 +182,13 @@ def fmt(v) -> str:
     return str(v)
 
 
+def _copy_examples() -> None:
+    """This checkout's examples/vault at ``EXAMPLES``, file times kept (an unchanged note is not
+    re-indexed)."""
+    shutil.rmtree(EXAMPLES, ignore_errors=True)
+    shutil.copytree(ROOT / "examples" / "vault", EXAMPLES)
+
+
 def _copy_reports(pattern: str) -> None:
     """The reports the question set asks about (matching ``pattern``), alone in ``REPORTS``."""
     long = SHARED / "corpora" / "pdfs-long"
@@ -214,6 +225,7 @@ def main() -> None:
     if args.check_sets:
         raise SystemExit(check_sets())
     names = args.set or list(SETS)
+    _copy_examples()
     if "reports" in names:
         _copy_reports(args.report_files)
     rows = []
