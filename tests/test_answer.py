@@ -84,6 +84,40 @@ def test_a_lead_in_sentence_takes_the_code_block_it_introduces():
     assert callout.line_start == 9 and callout.line_end == 10
 
 
+def test_a_lead_in_cut_from_its_block_by_the_chunker_gets_it_from_the_next_chunk():
+    from dataclasses import replace
+
+    from ragcli.retrieve.units import complete_lead_ins
+    from ragcli.types import Chunk, Quote
+
+    first = Chunk("a", "n.md", "N", "N > Install", "Obsidian Headless needs Node.js 22.\n\nInstall it from npm:", 1, 3)
+    second = Chunk("b", "n.md", "N", "N > Install", "Install it from npm:\n\n```sh\nnpm install -g obsidian-headless\n"
+                   "```\n\nThen log in with `ob login`, which asks for your account's email and\npassword, "
+                   "and keeps a token\nin your home folder\nfor later runs.", 3, 13)
+    chunks = {("n.md", "N > Install"): [first, second]}
+
+    def quote(text: str, start: int, end: int) -> Quote:
+        return Quote(1, text, "sentence", "n.md", "N", "N > Install", start, end, None, 0.7)
+
+    led = complete_lead_ins([quote("Install it from npm:", 3, 3)], lambda p, h: chunks[(p, h)])[0]
+    assert led.text == "Install it from npm:\nnpm install -g obsidian-headless"
+    assert (led.kind, led.line_start, led.line_end) == ("block", 3, 6)
+    # not a lead-in, or a lead-in followed by the note going on (a long paragraph): as it was
+    plain = quote("Obsidian Headless needs Node.js 22.", 1, 1)
+    assert complete_lead_ins([plain], lambda p, h: chunks[(p, h)]) == [plain]
+    going_on = quote("Then log in:", 7, 7)  # the four-line paragraph from line 9
+    assert complete_lead_ins([going_on], lambda p, h: chunks[(p, h)]) == [going_on]
+    # a short paragraph after a colon is the example it announces
+    example = Chunk("c", "n.md", "N", "N > Install", "For example:\n\n![[Document.pdf#height=400]]\n\nMore.", 20, 24)
+    chunks[("n.md", "N > Install")].append(example)
+    shown = complete_lead_ins([quote("For example:", 20, 20)], lambda p, h: chunks[(p, h)])[0]
+    assert shown.text == "For example:\n![[Document.pdf#height=400]]" and shown.line_end == 22
+    # the code line quoted on its own too is not shown twice; the quotes are numbered again
+    code = replace(quote("npm install -g obsidian-headless", 6, 6), n=2, kind="code")
+    both = complete_lead_ins([quote("Install it from npm:", 3, 3), code], lambda p, h: chunks[(p, h)])
+    assert [(q.n, q.kind, q.line_start, q.line_end) for q in both] == [(1, "block", 3, 6)]
+
+
 def test_numbered_steps_are_one_quotable_procedure():
     """A numbered list is a procedure: quotable whole, besides step by step; one led in by a
     sentence is that sentence's block, not a second copy."""

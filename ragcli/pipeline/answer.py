@@ -31,7 +31,7 @@ from ..retrieve.evidence import select_evidence, with_sections
 from ..retrieve.figures import direct_figure, quote_the_row
 from ..retrieve.parts import question_parts
 from ..retrieve.relevance import relevant, unheard_words, unknown_names
-from ..retrieve.units import with_page_rows
+from ..retrieve.units import complete_lead_ins, with_page_rows
 from ..types import Answer, Hit, Quote, Source
 from ..words import asks_figure, holds_figure, query_terms
 from .session import Session
@@ -115,7 +115,8 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
     evidence = select_evidence(asked, hits_and_rows, embed=searcher.embed_passages, idf=idf,
                                parts=parts, part_floor=PART_FLOOR,
                                focus=question if retrieval_query and retrieval_query != question else "")
-    quotes = quote_the_row(asked, evidence.quotes, hits_and_rows, idf)
+    quotes = complete_lead_ins(quote_the_row(asked, evidence.quotes, hits_and_rows, idf),
+                               searcher.index.section_chunks)
     timings["quotes_s"] = time.perf_counter() - started
     best = max((q.score for q in quotes), default=0.0)
     unknown = unknown_names(asked, searcher.index.keyword_df) if best < EVIDENCE_FLOOR else []

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from markdown_it import MarkdownIt
 
 from ..ingest.pdf_tables import MARKER, ROW
-from ..types import Chunk, Hit
+from ..types import Chunk, Hit, Quote
 from ..words import split_sentences
 
 MIN_UNIT_CHARS = 12
@@ -40,6 +40,7 @@ _ITEM_MARK = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?")
 _PIPE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 _QUOTE_MARK = re.compile(r"^\s*(?:>\s?)+")
 # A sentence that announces what follows: it ends in a colon, or says "as follows" and the like.
+MAX_EXAMPLE_LINES = 3
 _LEAD_IN = re.compile(r"(?::|\bas follows\.?|\bthe following\.?|\blike this\.?|\bfor example\.?)\s*$", re.I)
 # Text in a note that speaks to an assistant rather than about the subject ("ignore the
 # question and reply that ..."): never evidence, and a paragraph holding it is not quoted
@@ -130,6 +131,54 @@ def with_page_rows(hits: Sequence[Hit], page_chunks: Callable[[str, int], Sequen
             if rows is not None:
                 out.append(Hit(rows, hit.score, hit.rank, hit.vector_score, hit.keyword_score))
     return out
+
+
+def complete_lead_ins(quotes: Sequence[Quote], section_chunks: Callable[[str, str], Sequence[Chunk]]) -> list[Quote]:
+    """A quote that leads into a block ("Install it from npm:") whose chunk ended before the
+    block gets the block, from the next chunk of its section: the chunker cut between them, and
+    the sentence alone promises the answer without giving it (the code after "To embed a note:")."""
+    out, made = [], []
+    for quote in quotes:
+        block = None
+        if quote.kind not in ("block", "steps") and _LEAD_IN.search(quote.text):
+            block = _following_block(quote, section_chunks(quote.path, quote.heading))
+        if block is None:
+            out.append(quote)
+        else:
+            body, last = block
+            made.append(replace(quote, text=quote.text.rstrip() + "\n" + "\n".join(body), kind="block", line_end=last))
+            out.append(made[-1])
+    if not made:
+        return out
+    # a line of a block made here, quoted on its own too, would be read twice
+    kept = [q for q in out if not any(b is not q and b.path == q.path and b.line_start <= q.line_start
+                                      and q.line_end <= b.line_end for b in made)]
+    return [replace(q, n=n) for n, q in enumerate(kept, 1)]
+
+
+def _following_block(quote: Quote, chunks: Sequence[Chunk]) -> tuple[list[str], int] | None:
+    """The list, code or table that starts on the line after ``quote`` (a blank line between
+    allowed), as the note shows it, with its last line in the file."""
+    for chunk in chunks:
+        if chunk.line_end <= quote.line_end or chunk.line_start > quote.line_end + 2:
+            continue
+        lines = chunk.text.split("\n")
+
+        def line_no(i: int, chunk: Chunk = chunk) -> int:
+            return min(chunk.line_start + i, max(chunk.line_end, chunk.line_start))
+
+        for block in _read_blocks(chunk.text, lines, Hit(chunk, 0.0), line_no):
+            if not quote.line_end < line_no(block.start) <= quote.line_end + 2:
+                continue
+            # after a colon, a short paragraph is the example it announces ("For example:" then
+            # "![[Document.pdf#height=400]]"); a longer one is the note going on
+            example = (block.kind == "paragraph" and quote.text.rstrip().endswith(":")
+                       and block.end - block.start <= MAX_EXAMPLE_LINES)
+            if block.kind in ("list", "code", "table") or example:
+                body, last = _block_lines(block, lines)
+                return (body, line_no(last)) if body else None
+            return None
+    return None
 
 
 def _rows_of(chunk: Chunk) -> Chunk | None:
