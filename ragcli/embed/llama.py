@@ -21,6 +21,7 @@ box (figures in its docstring); what mattered, biggest first:
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import queue
 import threading
@@ -258,10 +259,8 @@ class LlamaEmbedder:
             self._model = None
 
     def __del__(self):
-        try:
+        with contextlib.suppress(Exception):  # a finaliser must not raise (at exit, modules may be gone)
             self.close()
-        except Exception:  # noqa: BLE001 - a finaliser must not raise (at exit, modules may be gone)
-            pass
 
     # -- tokens ---------------------------------------------------------------------------
     def tokenize(self, text: str) -> list[int]:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -212,10 +212,8 @@ class Index:
         total = 0
         for root, _dirs, files in os.walk(self.dir):
             for name in files:
-                try:
+                with suppress(OSError):
                     total += os.path.getsize(os.path.join(root, name))
-                except OSError:
-                    pass
         return total
 
     # -- planning a sync --------------------------------------------------------------------
