@@ -58,8 +58,6 @@ def flash_attention(on_gpu: bool) -> int:
     return FLASH_AUTO if on_gpu else FLASH_ON
 
 
-
-
 _backend_lock = threading.Lock()
 _backend_ready = False
 

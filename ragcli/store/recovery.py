@@ -128,7 +128,6 @@ def vectors_open_in_child(path: Path, timeout: float = 60.0) -> bool:
     return proc.returncode == 0 and proc.stdout.strip().endswith("ok")
 
 
-
 def set_aside_damaged(config: Config) -> tuple[Path, list[str]]:
     """Move a damaged manifest (and its Chroma folder) aside so an index can be built anew.
 
