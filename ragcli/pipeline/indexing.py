@@ -356,11 +356,8 @@ def remembered_roots(config: Config) -> list[str]:
 
     if not index_exists(config):
         return []
-    idx = Index.open_reader(config)
-    try:
+    with Index.open_reader(config) as idx:
         return idx.roots()
-    finally:
-        idx.close()
 
 
 def _found(path: str, roots: list[Path]):

@@ -3,6 +3,7 @@ rebuilt folder in atomically, and clearing what killed runs left behind."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -148,11 +149,8 @@ def _roots_of_damaged(path: Path) -> list[str]:
     import sqlite3
 
     try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        try:
+        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
             row = db.execute("SELECT value FROM meta WHERE key = 'roots'").fetchone()
             return list(json.loads(row[0])) if row else []
-        finally:
-            db.close()
     except (sqlite3.DatabaseError, ValueError, TypeError):
         return []
