@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import threading
 
+from ..closing import Closing
 from ..config import Config
 from ..errors import Cancelled
 from ..progress import ProgressFn
 
 
-class Session:
+class Session(Closing):
     def __init__(self, config: Config, progress: ProgressFn | None = None,
                  cancel: threading.Event | None = None):
         self.config = config
@@ -94,9 +95,3 @@ class Session:
         finally:
             if index is not None:
                 index.close()
-
-    def __enter__(self) -> "Session":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()

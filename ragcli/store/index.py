@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..closing import Closing
 from ..config import Config, ensure_private_dir
 from ..errors import NoIndexError, StoreError
 from .fingerprint import Fingerprint, check_model, mismatch_error
@@ -73,7 +74,7 @@ def _part(part: str, name: str) -> property:
                     doc=f"``{part}.{name}``, the index's public method.")
 
 
-class Index:
+class Index(Closing):
     """Open with ``Index.open_reader`` or ``Index.open_writer`` (which takes the write lock).
 
     Its parts: ``vectors`` (the Chroma store's life, ``live``), ``reads`` (keyword and vector
@@ -164,12 +165,6 @@ class Index:
         if self.lock:
             self.lock.release()
             self.lock = None
-
-    def __enter__(self) -> "Index":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
     # -- settings ---------------------------------------------------------------------------
     def roots(self) -> list[str]:
