@@ -1,10 +1,9 @@
 """Starting ragcli again in another interpreter (``python -m ragcli.<module>``, never a fork:
 the parent may hold threads): where that interpreter finds the package.
 
-The parse worker, the vector-store child, the detached watcher and a service file all need
-it: a source checkout is found only through the current folder, which a child started
-elsewhere (or a service manager) does not share, so it gets PYTHONPATH; an installed
-package needs nothing.
+The parse worker, the detached watcher and a service file all need it: a source checkout
+is found only through the current folder, which a child started elsewhere (or a service
+manager) does not share, so it gets PYTHONPATH; an installed package needs nothing.
 """
 
 from __future__ import annotations

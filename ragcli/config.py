@@ -7,6 +7,7 @@ $XDG_CACHE_HOME/ragcli/models).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import sys
@@ -165,8 +166,6 @@ def load_config(overrides: dict[str, Any] | None = None, env: dict[str, str] | N
 def ensure_private_dir(path: Path) -> Path:
     """Create a folder readable only by its owner (the index holds the user's notes)."""
     path.mkdir(parents=True, exist_ok=True, mode=0o700)
-    try:
+    with contextlib.suppress(OSError):
         path.chmod(0o700)
-    except OSError:
-        pass
     return path

@@ -38,11 +38,12 @@ from .native import llama_first
 # crashed when numpy's extension module (or torch's) was imported first (README, "GPU").
 llama_first()
 
-from .config import Config, load_config  # noqa: E402 - after llama_first, on purpose
+from .closing import Closing  # noqa: E402 - after llama_first, on purpose
+from .config import Config, load_config  # noqa: E402
 from .types import Answer, Hit, Quote  # noqa: E402
 
 
-class Notes:
+class Notes(Closing):
     def __init__(self, config: Config | None = None, *, watcher: bool = True, searcher=None):
         """``config``: default ``load_config()`` (flags > RAG_* > config.toml > defaults).
         ``watcher=False``: never ask a running watcher. ``searcher``: a ``retrieve.Searcher``
@@ -200,12 +201,6 @@ class Notes:
                     generator.close()
             finally:
                 self._close_searcher()
-
-    def __enter__(self) -> "Notes":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
 
 def require_index(config: Config) -> None:

@@ -19,6 +19,7 @@ watcher) never pays for the load; ``import ragcli.cli`` loads nothing.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.machinery
 import os
 import sys
@@ -75,19 +76,17 @@ class _LlamaFirst:
 
     def load_now(self) -> None:
         """Load libllama (once), then stop watching."""
-        try:
+        with contextlib.suppress(ValueError):  # another thread's import got here first (loading twice is harmless)
             sys.meta_path.remove(self)
-        except ValueError:
-            pass  # another thread's import got here first (loading twice is harmless)
         lib = llama_library()
         if lib is None:
             return  # not installed: the model load reports that, with its hint
         import ctypes
 
-        try:
-            ctypes.CDLL(str(lib))  # llama_cpp's own loader: default mode on Linux and macOS
-        except OSError:
-            pass  # a broken build: `import llama_cpp` raises it again, where it is explained
+        # llama_cpp's own loader (default mode on Linux and macOS); a broken build is left to
+        # `import llama_cpp`, which raises it again where it is explained
+        with contextlib.suppress(OSError):
+            ctypes.CDLL(str(lib))
 
 
 def llama_first() -> None:

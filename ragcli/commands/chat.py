@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 from typing import Optional
@@ -123,10 +124,8 @@ def _setup_readline(path: Path):
         import readline
     except ImportError:  # Windows without pyreadline: plain input()
         return None
-    try:
+    with contextlib.suppress(OSError, UnicodeDecodeError):
         readline.read_history_file(str(path))
-    except (OSError, UnicodeDecodeError):
-        pass
     readline.set_history_length(1000)
     return path
 

@@ -7,6 +7,7 @@ before it replaces anything, so a broken conversion never reaches an index.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -30,13 +31,11 @@ _VERIFY_MIN_COSINE = {"f16": 0.9995, "q8_0": 0.995}
 
 def _verify_conversion(path: Path, source: Path, file_type: str) -> float:
     """Lowest cosine between llama.cpp on ``path`` and the numpy reference; raises if low."""
-    embedder = LlamaEmbedder(path, model_id="verify", n_threads=1, max_tokens=MINILM_MAX_TOKENS)
-    try:
+    with contextlib.closing(LlamaEmbedder(path, model_id="verify", n_threads=1,
+                                          max_tokens=MINILM_MAX_TOKENS)) as embedder:
         vectors = embedder.embed(list(_VERIFY_SENTENCES))
         ids = [[embedder.bos_id, *embedder.tokenize(t), embedder.sep_id] for t in _VERIFY_SENTENCES]
         worst = float((vectors * reference_embeddings(ids, source)).sum(axis=1).min())
-    finally:
-        embedder.close()
     if worst < _VERIFY_MIN_COSINE[file_type]:
         raise ModelError(f"converted {EMBED_NAME} disagrees with its source weights "
                          f"(cosine {worst:.4f}); conversion is broken",

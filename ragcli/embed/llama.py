@@ -21,6 +21,7 @@ box (figures in its docstring); what mattered, biggest first:
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import queue
 import threading
@@ -55,8 +56,6 @@ def flash_attention(on_gpu: bool) -> int:
     head size the GPU backend does support keeps it. The vectors agree either way (cosine
     >= 0.99999), so the choice is no part of the index fingerprint."""
     return FLASH_AUTO if on_gpu else FLASH_ON
-
-
 
 
 _backend_lock = threading.Lock()
@@ -258,10 +257,8 @@ class LlamaEmbedder:
             self._model = None
 
     def __del__(self):
-        try:
+        with contextlib.suppress(Exception):  # a finaliser must not raise (at exit, modules may be gone)
             self.close()
-        except Exception:  # noqa: BLE001 - a finaliser must not raise (at exit, modules may be gone)
-            pass
 
     # -- tokens ---------------------------------------------------------------------------
     def tokenize(self, text: str) -> list[int]:

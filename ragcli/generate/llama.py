@@ -84,9 +84,10 @@ class LlamaGenerator:
             if self._llm is not None:
                 return
             from ..models.gguf import read_gguf_info
+            from ..models.llama import load_llama_cpp
 
             read_gguf_info(self.model_path)  # garbage or truncated: an error, not a crash
-            llama_cpp = _import_llama_cpp()
+            llama_cpp = load_llama_cpp()  # llama.cpp's own log silenced
             from llama_cpp import llama_chat_format
 
             from ..models.backend import describe_backends
@@ -117,9 +118,6 @@ class LlamaGenerator:
                 _PrefixCache(self, self.cache_dir).restore_or_save()
 
     # -- tokens -------------------------------------------------------------------------
-    def count_text(self, text: str) -> int:
-        return len(self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
-
     def prompt_tokens(self, messages: Sequence[Message]) -> list[int]:
         """The exact tokens create_chat_completion will evaluate for these messages."""
         llm = self.llm
@@ -188,13 +186,6 @@ def _decode_threads(path: Path, cores: int) -> int:
     except OSError:
         small = False  # the load reports the missing file
     return 1 if small else cores
-
-
-def _import_llama_cpp():
-    """llama_cpp with llama.cpp's own log silenced (models.llama.load_llama_cpp does that)."""
-    from ..models.llama import load_llama_cpp
-
-    return load_llama_cpp()
 
 
 def prefix_key(model_path: Path, n_ctx: int, placement: str, tokens: list[int]) -> str:
@@ -277,9 +268,3 @@ class _PrefixCache:
                     old.unlink(missing_ok=True)
         except OSError:
             pass  # a cache, not a requirement
-
-
-# ---------------------------------------------------------------------------------------
-# OpenAI-compatible server over HTTP (SSE)
-
-

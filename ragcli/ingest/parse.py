@@ -12,6 +12,7 @@ import os
 import stat
 from pathlib import Path
 
+from ..closing import Closing
 from ..config import Config
 from ..types import Document
 from .discover import PDF_SUFFIXES
@@ -23,7 +24,7 @@ from .worker import Worker
 WORKER_MIN_BYTES = 2 * 1024 * 1024  # notes past this parse under the worker's limits
 
 
-class Parser:
+class Parser(Closing):
     """Parses files; owns the worker process that runs PDFs and big notes. Close it when done."""
 
     def __init__(self, config: Config, worker_min_bytes: int = WORKER_MIN_BYTES):
@@ -48,9 +49,3 @@ class Parser:
 
     def close(self) -> None:
         self.worker.close()
-
-    def __enter__(self) -> "Parser":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()

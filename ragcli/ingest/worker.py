@@ -21,6 +21,7 @@ pointed at stderr, so a stray print cannot corrupt the replies) zero or more pro
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import resource
@@ -38,7 +39,6 @@ from .errors import ParseError
 from .obsidian import NoteResolver
 from .pdf import OUT_OF_MEMORY, PdfLimits
 from .read import read_and_parse
-
 
 
 # ---------------------------------------------------------------- child side
@@ -88,10 +88,8 @@ def _preload() -> None:
     import pypdf  # noqa: F401
 
     from . import markdown, pdf  # noqa: F401
-    try:
+    with contextlib.suppress(ImportError):
         import cryptography.hazmat.primitives.ciphers  # noqa: F401  (AES for encrypted PDFs)
-    except ImportError:
-        pass
 
 
 def _handle(request: dict, limits: PdfLimits, on_page) -> Document:
@@ -203,10 +201,8 @@ class Worker:
             proc.kill()
         proc.wait()
         for stream in (proc.stdin, proc.stdout):
-            try:
+            with contextlib.suppress(OSError):
                 stream.close()
-            except OSError:
-                pass
 
 
 if __name__ == "__main__":

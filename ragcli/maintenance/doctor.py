@@ -8,6 +8,7 @@ it produces a token), the index (opens, counts, size).
 
 from __future__ import annotations
 
+import contextlib
 import platform
 import sys
 import time
@@ -148,12 +149,10 @@ def _try_generate(config: Config, path) -> str:
     from .placement import generator_placement
 
     started = time.perf_counter()
-    gen = LlamaGenerator(path, n_ctx=512, n_threads=config.n_threads, n_gpu_layers=config.n_gpu_layers)
-    try:
+    with contextlib.closing(LlamaGenerator(path, n_ctx=512, n_threads=config.n_threads,
+                                           n_gpu_layers=config.n_gpu_layers)) as gen:
         result = gen.generate([{"role": "user", "content": "Say OK."}], max_tokens=2, temperature=0.0)
         where = generator_placement(config, gen)
-    finally:
-        gen.close()
     return (f"loads and generates ({time.perf_counter() - started:.2f}s, {result.completion_tokens} token(s)); "
             + where)
 

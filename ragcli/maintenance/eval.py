@@ -17,6 +17,7 @@ TREC run file with a separate implementation.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -273,8 +274,8 @@ def evaluate(config: Config, folder: Path, mode: str | None = None, run_file: Pa
     qids = list(query_ids) if query_ids is not None else list(data.queries)
     runs: dict[str, list[tuple[str, float]]] = {}
     times: list[float] = []
-    searcher = Searcher(econfig, Index.open_reader(econfig), embedder=embedder, fusion=fusion)
-    try:
+    with contextlib.closing(Searcher(econfig, Index.open_reader(econfig), embedder=embedder,
+                                     fusion=fusion)) as searcher:
         if qids:  # one untimed query warms the vector store and the caches
             rank_documents(searcher, data.queries[qids[0]], mode)
         for n, qid in enumerate(qids, 1):
@@ -282,8 +283,6 @@ def evaluate(config: Config, folder: Path, mode: str | None = None, run_file: Pa
             runs[qid] = rank_documents(searcher, data.queries[qid], mode)
             times.append((time.perf_counter() - t0) * 1000)
             report(progress, "Queries", n, len(qids))
-    finally:
-        searcher.close()
     per_query = {qid: score_query([d for d, _ in runs[qid]], data.qrels[qid]) for qid in qids}
 
     def mean(metric: str) -> float:

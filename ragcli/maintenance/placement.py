@@ -7,6 +7,7 @@ Told apart on purpose: a CPU-only build (rebuild for a GPU), a GPU build that se
 
 from __future__ import annotations
 
+import contextlib
 import re
 from pathlib import Path
 
@@ -59,11 +60,9 @@ def embedder_placement(config: Config, path: Path) -> str:
     with captured_log() as lines:
         embedder = LlamaEmbedder(path, model_id="doctor", n_threads=config.n_threads,
                                  n_gpu_layers=config.n_gpu_layers, workers=1)
-    try:
+    with contextlib.closing(embedder):
         where = describe_backends().placement(embedder.n_gpu_layers)
         flash = _flash_outcome(embedder.flash_attn, "".join(lines))
-    finally:
-        embedder.close()
     return f"layers on {where}, flash attention {flash} (n_gpu_layers={config.n_gpu_layers})"
 
 

@@ -13,20 +13,16 @@ def index_status(config: Config) -> dict:
                   "last_indexed": None, "writer": None, "watcher": None}
     if not info["exists"]:
         return info
-    idx = Index.open_reader(config)
-    try:
+    with Index.open_reader(config) as idx:
         files, chunks = idx.counts()
         fingerprint = idx.fingerprint() or {}
         info.update(roots=idx.roots(), files=files, chunks=chunks,
                     embedding_model=fingerprint.get("embedding_model"), dim=fingerprint.get("dim"),
                     chunker=fingerprint.get("chunker"), index_bytes=idx.size_bytes(),
                     last_indexed=idx.last_indexed())
-        waiting = idx.pending_counts()[0]
-        info["vectors_pending"] = waiting
+        info["vectors_pending"] = idx.pending_counts()[0]
         if config.chroma_url:  # where the vectors are (the server is not contacted)
             info["chroma_server"] = {"url": config.chroma_url, "collection": idx.collection()}
-    finally:
-        idx.close()
     holder = read_holder(config.index_dir / LOCK_NAME)
     info["writer"] = holder
     # phase two of `rag index` (or of the watcher) embeds what phase one wrote; with no writer

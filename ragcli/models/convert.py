@@ -24,7 +24,6 @@ CONVERT_VERSION = 1
 EMBED_FILE_TYPE = "f16"
 
 
-
 def embed_gguf_name(file_type: str = EMBED_FILE_TYPE) -> str:
     return f"{EMBED_NAME}.{file_type}.v{CONVERT_VERSION}.gguf"
 
@@ -188,8 +187,6 @@ def _reference_forward(w: dict, hf: dict, token_ids: Sequence[int]):
                         w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"], eps)
     pooled = x.mean(0)
     return (pooled / np.linalg.norm(pooled)).astype(np.float32)
-
-
 
 
 def remove_stale_temps(target: Path, max_age_s: float = 600.0) -> None:

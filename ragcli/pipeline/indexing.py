@@ -26,6 +26,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from ..closing import Closing
 from ..config import Config
 from ..embed import vector_space
 from ..errors import IndexMismatchError, UsageError
@@ -92,7 +93,7 @@ def resolve_roots(index, paths: Sequence[Path] | None) -> list[Path]:
     return roots
 
 
-class Indexer:
+class Indexer(Closing):
     """A writing session on the index: holds the write lock, and loads the embedder and
     the parser worker once, so a long-lived writer (the watcher) pays for them once."""
 
@@ -106,12 +107,6 @@ class Indexer:
 
     def close(self) -> None:
         self.session.close()
-
-    def __enter__(self) -> "Indexer":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
     # -- models, loaded when a file needs them -----------------------------------------------
     def embedder(self, rebuild: bool = False, start_over_on_mismatch: bool = False):
@@ -356,11 +351,8 @@ def remembered_roots(config: Config) -> list[str]:
 
     if not index_exists(config):
         return []
-    idx = Index.open_reader(config)
-    try:
+    with Index.open_reader(config) as idx:
         return idx.roots()
-    finally:
-        idx.close()
 
 
 def _found(path: str, roots: list[Path]):

@@ -1,10 +1,11 @@
 """``Session``: what one command (or the watcher) has loaded, and the order it is let go.
 
 A command creates one Session and closes it when done. The session opens the index (as a
-reader, or as the one writer), and loads the embedder, the parse worker and the generator
-only when first asked, so `rag index` on an unchanged vault never loads a model and
-`rag search` never starts a parse worker. ``close`` releases them in reverse: the
-generator, the parser's child process, the embedder, then the index (and its write lock).
+reader, or as the one writer), and loads the embedder and the parse worker only when first
+asked, so `rag index` on an unchanged vault never loads a model and `rag search` never
+starts a parse worker. ``close`` releases them in reverse: the parser's child process, the
+embedder, then the index (and its write lock). A generator is its caller's (``ragcli.Notes``
+keeps one; ``pipeline.answer`` makes one for a single answer).
 
 Cancellation is a flag, not an exception thrown from a signal handler: whoever wants a
 run to stop sets ``cancel`` (a signal handler may), and the pipeline checks it between
@@ -15,12 +16,13 @@ from __future__ import annotations
 
 import threading
 
+from ..closing import Closing
 from ..config import Config
 from ..errors import Cancelled
 from ..progress import ProgressFn
 
 
-class Session:
+class Session(Closing):
     def __init__(self, config: Config, progress: ProgressFn | None = None,
                  cancel: threading.Event | None = None):
         self.config = config
@@ -30,8 +32,6 @@ class Session:
         self._embedder = None
         self._own_embedder = False
         self._parser = None
-        self._generator = None
-        self._own_generator = False
 
     # -- the index --------------------------------------------------------------------------
     def open_writer(self, role: str = "index", wait: float = 0.0):
@@ -76,19 +76,6 @@ class Session:
             self._parser = Parser(self.config)
         return self._parser
 
-    @property
-    def generator(self):
-        if self._generator is None:
-            from ..generate import make_generator
-
-            self._generator = make_generator(self.config)
-            self._own_generator = True
-        return self._generator
-
-    def use_generator(self, generator) -> None:
-        """Lend a generator loaded elsewhere (a chat keeps one across questions)."""
-        self._generator, self._own_generator = generator, False
-
     # -- cancellation -----------------------------------------------------------------------
     def check_cancelled(self) -> None:
         """Raise ``Cancelled`` when a stop was asked for (call it between units of work)."""
@@ -97,13 +84,10 @@ class Session:
 
     # -- closing ----------------------------------------------------------------------------
     def close(self) -> None:
-        generator, self._generator = (self._generator if self._own_generator else None), None
         parser, self._parser = self._parser, None
         embedder, self._embedder = (self._embedder if self._own_embedder else None), None
         index, self._index = self._index, None
         try:
-            if generator is not None:
-                generator.close()
             if parser is not None:
                 parser.close()
             if embedder is not None:
@@ -111,9 +95,3 @@ class Session:
         finally:
             if index is not None:
                 index.close()
-
-    def __enter__(self) -> "Session":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()

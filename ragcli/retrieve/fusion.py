@@ -29,8 +29,6 @@ would you your
 """.split())
 
 
-
-
 def _minmax(scores: dict[str, float]) -> dict[str, float]:
     if not scores:
         return {}

@@ -1,7 +1,7 @@
 """Serving the notes warm to other programs.
 
-- ``mcp``, ``tools``, ``notes``: `rag mcp`, an MCP server for agents over the protocol-free
-  ``NoteTools`` (a ``ragcli.Notes`` with the tools' checks) and the guarded note reader;
+- ``mcp``, ``notes``: `rag mcp`, an MCP server for agents over one ``ragcli.Notes``, and the
+  guarded note reader;
 - ``protocol``, ``client``, ``server``: the running watcher's Unix socket (newline-delimited
   JSON: search, ask, status). ``client`` is what ``ragcli.Notes`` calls first (None when no watcher
   answers, so the caller works in process); ``server`` runs in a thread of the watcher.

@@ -1,7 +1,10 @@
 """The notes as tools for agents: an MCP server on stdio, built on the official ``mcp`` SDK.
 
-``serve(config)`` runs until the client closes stdin. The tools are read-only and map onto
-``NoteTools`` (see ``serve.tools``): ``search``, ``ask``, ``get`` and ``status``.
+``serve(config)`` runs until the client closes stdin. The tools are read-only and call one
+``ragcli.Notes``: ``search``, ``ask``, ``get`` and ``status``. It asks a running watcher
+first and otherwise keeps the index, the embedding model and, from the first ``ask``, the
+generator loaded between calls; the first two load as the session starts. The SDK runs each
+call in a worker thread: ``Notes`` serves them one at a time.
 
 Errors never end the server: one of our ``RagError`` becomes a tool error whose text is
 the message and its hint; a bug becomes a tool error naming the exception (its traceback
@@ -16,6 +19,8 @@ the SDK has taken stdout: the warm-up starts inside the server's lifespan.
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Annotated, Any, Literal, TypeVar
@@ -24,11 +29,12 @@ from pydantic import Field
 
 from .. import __version__
 from ..config import MODES, Config
-from ..errors import RagError
-from .tools import MAX_K, NoteTools
+from ..errors import RagError, UsageError
+from ..library import Notes
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
+MAX_K = 50
 
 INSTRUCTIONS = """\
 Search and read the user's own notes (Markdown, Obsidian, PDF), indexed locally by ragcli.
@@ -38,19 +44,21 @@ sources from a small local model, and `status` to see which folders are indexed.
 Cite notes as path:line_start-line_end."""
 
 
-def build_server(tools: NoteTools, warm_up: bool = True):
-    """An MCPServer exposing ``tools``; with ``warm_up`` the index loads as the session starts."""
+def build_server(notes: Notes, warm_up: bool = True):
+    """An MCPServer over ``notes``; with ``warm_up`` the index loads as the session starts."""
     from mcp.server.mcpserver import MCPServer
     from mcp.types import ToolAnnotations
+
+    warmed: list[float] = []  # how long the warm-up took, once it has run
 
     @asynccontextmanager
     async def lifespan(_server) -> AsyncIterator[None]:
         if warm_up:
-            tools.start_warm_up()
+            threading.Thread(target=_warm_up, args=(notes, warmed), name="rag-mcp-warm-up", daemon=True).start()
         try:
             yield None
         finally:
-            tools.close()
+            notes.close()
 
     server = MCPServer("ragcli", version=__version__, instructions=INSTRUCTIONS,
                        lifespan=lifespan, log_level="WARNING")
@@ -73,14 +81,27 @@ def build_server(tools: NoteTools, warm_up: bool = True):
     ) -> dict[str, Any]:
         """Search the indexed notes. Each result has path, title, heading (the heading path),
         line_start/line_end (1-based, inclusive), page (PDFs), score and the passage text."""
-        return _call(lambda: tools.search(query, k, mode, path, tag, since, until))
+        def run() -> dict[str, Any]:
+            n = notes.config.top_k if k is None else k
+            if not 1 <= n <= MAX_K:
+                raise UsageError(f"k must be between 1 and {MAX_K}, not {n}")
+            if not query or not query.strip():
+                raise UsageError("the query is empty", hint="Pass the words or question to search for.")
+            how = mode or notes.config.mode
+            hits = notes.search(query, n, how, path=path, tag=tag, since=since, until=until)
+            return {"query": query, "mode": how, "results": [h.to_json() for h in hits]}
+        return _call(run)
 
     @server.tool(annotations=read_only)
     def ask(question: Annotated[str, Field(description="The question to answer from the notes.")]) -> dict[str, Any]:
         """Answer a question from the notes with a small local model. Returns the answer with
         [n] citations and the numbered sources (path, heading, lines, page); says so when the
         notes do not cover the question. Slower than `search` (seconds)."""
-        return _call(lambda: tools.ask(question))
+        def run() -> dict[str, Any]:
+            if not question or not question.strip():
+                raise UsageError("the question is empty")
+            return notes.ask(question).to_json()
+        return _call(run)
 
     @server.tool(annotations=read_only)
     def get(
@@ -92,13 +113,18 @@ def build_server(tools: NoteTools, warm_up: bool = True):
     ) -> dict[str, Any]:
         """Read an indexed note, or a range of its lines (e.g. around a search result). Only
         notes in the index can be read; anything else is refused."""
-        return _call(lambda: tools.get(path, line_start, line_end, page))
+        return _call(lambda: notes.get(path, line_start, line_end, page).to_json())
 
     @server.tool(annotations=read_only)
     def status() -> dict[str, Any]:
         """What is indexed: the folders (roots), file and chunk counts, the embedding model,
         the index's size and when it was last updated."""
-        return _call(tools.status)
+        def run() -> dict[str, Any]:
+            info = notes.status()
+            info["server"] = {"searcher_loaded": notes.searcher_loaded, "generator_loaded": notes.generator_loaded,
+                              "warm_up_s": warmed[-1] if warmed else None}
+            return info
+        return _call(run)
 
     return server
 
@@ -116,6 +142,22 @@ def _call(fn: Callable[[], T]) -> T:
         raise ToolError(f"unexpected {type(exc).__name__}: {exc}") from None
 
 
+def _warm_up(notes: Notes, took: list[float]) -> None:
+    """Load the index and the embedding model before the first call (on a thread). A missing
+    index is not an error here: the tools report it when called, and pick the index up once
+    it exists."""
+    started = time.perf_counter()
+    try:
+        notes.warm_up()
+    except RagError as exc:  # said again, with its hint, by the first tool called
+        log.warning("not ready yet: %s", exc)
+        return
+    except Exception:  # a thread's failure must reach the log, not vanish
+        log.exception("warming up the index failed")
+        return
+    took.append(time.perf_counter() - started)
+
+
 def serve(config: Config) -> None:
     """Serve the tools on stdin/stdout until the client closes stdin."""
-    build_server(NoteTools(config)).run("stdio")
+    build_server(Notes(config)).run("stdio")

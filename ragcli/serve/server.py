@@ -18,6 +18,7 @@ sizes and times.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import socket
@@ -78,10 +79,8 @@ class SocketServer:
 
     # -- life cycle -------------------------------------------------------------------------
     def start(self) -> "SocketServer":
-        try:
+        with contextlib.suppress(FileNotFoundError):
             self.path.unlink()  # we hold the write lock: a socket file here is a dead watcher's
-        except FileNotFoundError:
-            pass
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             with Address(self.path) as address:
@@ -112,10 +111,8 @@ class SocketServer:
         freeing them under it would crash, so the caller should end the process instead."""
         self.closing.set()
         if self._sock is not None:
-            try:
+            with contextlib.suppress(OSError):
                 connect(self.path, 0.5).close()  # wakes the blocking accept()
-            except OSError:
-                pass
             if self._thread is not None:
                 self._thread.join(2.0)
             self._sock.close()

@@ -22,6 +22,7 @@ import sqlite3
 from collections import Counter
 from dataclasses import dataclass
 
+from ..closing import Closing
 from ..config import Config
 from ..errors import StoreError
 from .manifest import FTS_ROWS
@@ -59,7 +60,7 @@ class Problem:
     detail: str
 
 
-class Inspection:
+class Inspection(Closing):
     """A read-only look at one index folder. ``problems`` fills as checks run."""
 
     def __init__(self, config: Config):
@@ -77,12 +78,6 @@ class Inspection:
         if self.db is not None:
             self.db.close()
             self.db = None
-
-    def __enter__(self) -> "Inspection":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
     # -- what the manifest says ---------------------------------------------------------
     def generation(self) -> str | None:

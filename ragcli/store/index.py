@@ -24,11 +24,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..closing import Closing
 from ..config import Config, ensure_private_dir
 from ..errors import NoIndexError, StoreError
 from .fingerprint import Fingerprint, check_model, mismatch_error
@@ -73,7 +74,7 @@ def _part(part: str, name: str) -> property:
                     doc=f"``{part}.{name}``, the index's public method.")
 
 
-class Index:
+class Index(Closing):
     """Open with ``Index.open_reader`` or ``Index.open_writer`` (which takes the write lock).
 
     Its parts: ``vectors`` (the Chroma store's life, ``live``), ``reads`` (keyword and vector
@@ -165,12 +166,6 @@ class Index:
             self.lock.release()
             self.lock = None
 
-    def __enter__(self) -> "Index":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
     # -- settings ---------------------------------------------------------------------------
     def roots(self) -> list[str]:
         return self._m.get_json("roots", []) or []
@@ -212,10 +207,8 @@ class Index:
         total = 0
         for root, _dirs, files in os.walk(self.dir):
             for name in files:
-                try:
+                with suppress(OSError):
                     total += os.path.getsize(os.path.join(root, name))
-                except OSError:
-                    pass
         return total
 
     # -- planning a sync --------------------------------------------------------------------

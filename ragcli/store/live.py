@@ -12,6 +12,8 @@ One class per way an ``Index`` holds its store, each with one ``store()``:
 
 from __future__ import annotations
 
+import contextlib
+
 from ..config import Config
 from .manifest import Manifest
 from .paths import CHROMA_NAME
@@ -98,10 +100,8 @@ class WriterVectors(Vectors):
 
     def close(self) -> None:
         if self._ahead is not None:  # never exit with Chroma half-loaded on a thread
-            try:
+            with contextlib.suppress(Exception):  # nobody wanted the store; its error does not matter
                 self._ahead.result()
-            except Exception:  # noqa: BLE001 - nobody wanted the store; its error does not matter
-                pass
             self._ahead = None
         self.drop()
 

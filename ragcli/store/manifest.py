@@ -10,6 +10,7 @@ SQLite runs in WAL mode so readers (search, ask, chat) keep working while a writ
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -126,10 +127,8 @@ def content_hash(data: bytes) -> str:
 
 
 def _private_file(path: Path) -> None:
-    try:
+    with contextlib.suppress(OSError):
         os.chmod(path, 0o600)
-    except OSError:
-        pass
 
 
 class Manifest:

@@ -3,6 +3,7 @@ rebuilt folder in atomically, and clearing what killed runs left behind."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -128,7 +129,6 @@ def vectors_open_in_child(path: Path, timeout: float = 60.0) -> bool:
     return proc.returncode == 0 and proc.stdout.strip().endswith("ok")
 
 
-
 def set_aside_damaged(config: Config) -> tuple[Path, list[str]]:
     """Move a damaged manifest (and its Chroma folder) aside so an index can be built anew.
 
@@ -149,11 +149,8 @@ def _roots_of_damaged(path: Path) -> list[str]:
     import sqlite3
 
     try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        try:
+        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
             row = db.execute("SELECT value FROM meta WHERE key = 'roots'").fetchone()
             return list(json.loads(row[0])) if row else []
-        finally:
-            db.close()
     except (sqlite3.DatabaseError, ValueError, TypeError):
         return []

@@ -16,6 +16,7 @@ has exited, then reports the exit code the watcher recorded (``watch.exit``).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
@@ -118,10 +119,8 @@ def stop_watcher(config: Config, timeout: float = STOP_WAIT) -> dict:
         return {"stopped": None, "code": None, "seconds": 0.0, "writer": holder}
     pid = int(holder["pid"])
     started = time.monotonic()
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        pass
     while _alive(pid):
         if time.monotonic() - started > timeout:
             raise RagError(f"the watcher (pid {pid}) did not stop within {timeout:g}s",

@@ -21,6 +21,7 @@ transaction, and the kernel releases the lock.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -375,10 +376,8 @@ class Watcher:
 
     def _remove_state(self) -> None:
         remove_pid(self.config)
-        try:
+        with contextlib.suppress(OSError):
             state_path(self.config).unlink()
-        except OSError:
-            pass
 
 
 def watch(config: Config, paths: Sequence[Path] | None = None, options: WatchOptions | None = None) -> None:

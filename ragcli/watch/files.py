@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -71,17 +72,13 @@ def read_pid(config: Config) -> int | None:
 
 def remove_pid(config: Config) -> None:
     if read_pid(config) == os.getpid():
-        try:
+        with contextlib.suppress(OSError):
             pid_path(config).unlink()
-        except OSError:
-            pass
 
 
 def write_exit(config: Config, code: int) -> None:
-    try:
+    with contextlib.suppress(OSError):
         write_private(exit_path(config), json.dumps({"pid": os.getpid(), "code": code, "at": time.time()}))
-    except OSError:
-        pass
 
 
 def read_exit(config: Config) -> dict | None:
