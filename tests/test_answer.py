@@ -155,7 +155,7 @@ def test_the_rest_of_a_hits_section_is_read_for_evidence(example_vault_env, monk
     section (and the sections above it) are candidates too, ranked after every hit."""
     from ragcli.config import load_config
     from ragcli.retrieve import Searcher
-    from ragcli.retrieve.evidence import with_sections
+    from ragcli.retrieve.sections import with_sections
 
     _use(monkeypatch, example_vault_env)
     searcher = Searcher(load_config())
@@ -168,6 +168,65 @@ def test_the_rest_of_a_hits_section_is_read_for_evidence(example_vault_env, monk
         more = with_sections(hits, searcher.index.section_chunks)
         assert more[0] is hits[0] and {h.chunk.id for h in more} <= {c.id for c in section}
         assert all(h.rank > hits[0].rank for h in more[1:])
+    finally:
+        searcher.close()
+
+
+def test_the_sections_whose_headings_say_what_was_asked_are_read_for_evidence(example_vault_env, monkeypatch):
+    """In the notes of the best hits, the section whose heading comes closest to the question is
+    a candidate too: "what do I need to buy" is answered under "Parts list", while the search's
+    best hit is the note's opening paragraph. Sections a hit stands in are not added again, and
+    none is added when a hit's own heading is the closest."""
+    from ragcli.config import load_config
+    from ragcli.retrieve import Searcher
+    from ragcli.retrieve.sections import with_matching_sections
+
+    _use(monkeypatch, example_vault_env)
+    searcher = Searcher(load_config())
+    index = searcher.index
+    try:
+        question = "What do I need to buy for the drip watering setup in the garden?"
+        hits = searcher.search(question, 1)
+        assert hits[0].chunk.heading == "Garden irrigation"  # the opening, not the parts list
+        more = with_matching_sections(question, hits, index.note_headings, index.section_chunks,
+                                      searcher.embed_passages)
+        added = more[len(hits):]
+        assert more[:len(hits)] == hits and all(h.rank > hits[0].rank for h in added)
+        assert added[0].chunk.heading == "Garden irrigation > Parts list"
+        assert "Rain Bird RB-75" in added[0].chunk.text
+        assert {h.chunk.path for h in added} == {hits[0].chunk.path}  # only the hits' notes are read
+        assert "Garden irrigation" not in {h.chunk.heading for h in added}  # the hit's own section
+        # a hit standing in the section the question names: nothing to add that would crowd it out
+        question = "When does the garden get watered?"
+        hits = searcher.search(question, 1)
+        assert hits[0].chunk.heading == "Garden irrigation > Schedule"
+        assert with_matching_sections(question, hits, index.note_headings, index.section_chunks,
+                                      searcher.embed_passages) == hits
+    finally:
+        searcher.close()
+
+
+def test_the_units_under_the_heading_that_names_the_question_rank_first(example_vault_env, monkeypatch):
+    """A heading names its section's task in words a question uses ("Nesting lists" for lists
+    "inside each other"), where the code under it shares none: asked for one quote, the code
+    under the closer heading is it, though a sentence of the other section reads more like the
+    question (it scores higher on its own, and is still shown before it when both are quoted)."""
+    _use(monkeypatch, example_vault_env)
+    nested = ("```md\n1. First list item\n   1. Ordered nested list item\n2. Second list item\n"
+              "   - Unordered nested list item\n```")
+    note, title = "/vault/Basic formatting syntax.md", "Basic formatting syntax"
+    other = Chunk("a", "/vault/Filters.md", "Filters", "Filters > Text formatting",
+                  "`list` converts a value to a bullet list.\n\n`numbered` converts a value to a numbered list."
+                  "\n\n`join` puts the items of a list inside one line.", 160, 164)
+    lists = Chunk("b", note, title, f"{title} > Lists > Nesting lists", nested, 312, 318)
+    hits = [Hit(other, 1.0, 1), Hit(lists, 0.9, 2)]
+    question = "How do I put numbered and bulleted lists inside each other?"
+    searcher = Searcher(load_config())
+    try:
+        best = select_quotes(question, hits, searcher.embed_passages, _idf(searcher), max_quotes=1)
+        assert [q.path for q in best] == [note] and "Ordered nested list item" in best[0].text
+        both = select_quotes(question, hits, searcher.embed_passages, _idf(searcher))
+        assert both[0].path == other.path and both[0].score > best[0].score  # the bonus ranks, never scores
     finally:
         searcher.close()
 

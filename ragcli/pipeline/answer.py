@@ -28,7 +28,8 @@ from ..generate import Generator, OnToken, make_generator
 from ..generate.base import Enough
 from ..generate.check import SentenceGate, Verdict, adds_to_quotes, check_sentence
 from ..generate.prompt import fit_quotes
-from ..retrieve.evidence import select_evidence, with_sections
+from ..retrieve.evidence import select_evidence
+from ..retrieve.sections import with_matching_sections, with_sections
 from ..retrieve.figures import direct_figure, quote_the_row
 from ..retrieve.parts import question_parts
 from ..retrieve.relevance import relevant, unheard_words, unknown_names
@@ -111,7 +112,10 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
                       not_mentioned=unheard_words(asked, searcher.index.keyword_df), nearest=_nearest(hits))
     parts = question_parts(asked)
     idf = _idf(searcher)
-    hits_and_rows = with_page_rows(with_sections(hits, searcher.index.section_chunks), searcher.index.page_chunks)
+    index = searcher.index
+    read = with_matching_sections(asked, with_sections(hits, index.section_chunks), index.note_headings,
+                                  index.section_chunks, searcher.embed_passages)
+    hits_and_rows = with_page_rows(read, index.page_chunks)
     evidence = select_evidence(asked, hits_and_rows, embed=searcher.embed_passages, idf=idf,
                                parts=parts, part_floor=PART_FLOOR,
                                focus=question if retrieval_query and retrieval_query != question else "")

@@ -102,6 +102,7 @@ class Index(Closing):
     flat_vectors = _part("reads", "flat_vectors")
     cosines = _part("reads", "cosines")
     note_centroids = _part("reads", "note_centroids")
+    note_headings = _part("reads", "note_headings")
     filter_paths = _part("reads", "filter_paths")
     rebuild_keywords = _part("_m", "rebuild_keywords")
     drop_orphan_chunks = _part("_m", "drop_orphan_chunks")

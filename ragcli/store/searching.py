@@ -86,6 +86,11 @@ class Searching:
         q = np.asarray(vector, dtype=np.float32)
         return {cid: float(vectors[key] @ q) for cid, key in keys.items() if key in vectors}
 
+    def note_headings(self, path: str) -> list[str]:
+        """The headings a note's chunks stand under, in the note's order, each once."""
+        rows = self._m.db.execute("SELECT heading FROM chunks WHERE path = ? ORDER BY ordinal", (path,))
+        return list(dict.fromkeys(row[0] for row in rows))
+
     def note_centroids(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """chunk id -> the centroid of its note's chunk vectors, where known."""
         return note_centroids(self._m.db, ids, self._m.dim())
