@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..types import Hit, Quote
-from ..words import answer_type, asks_figure, holds_figure, query_terms
+from ..words import answer_type, asks_figure, asks_reason, gives_reason, holds_figure, query_terms
 from .units import Unit, split_units
 
 _DIGIT = re.compile(r"\d")
@@ -43,6 +43,10 @@ W_TYPE = 0.15  # ... and most by one of the kind asked: a duration for "how long
 # A sentence ending in a colon whose block is not with it (an embed expanded in its place)
 # promises what it does not hold.
 W_PROCEDURE = 0.05
+# "Why did X change" is answered by the sentence that gives the cause ("primarily due to", "driven
+# by", "offset by"), not by the one beside it that restates the figure in the same words. A rank
+# bonus only, as the figure's: it picks among units, it makes no question look better answered.
+W_REASON = 0.06
 # A part's words are read beside its question's: "how long should the shot take" is about the
 # espresso the question began with, so a unit of the Espresso note beats one of Pour over.
 W_SUBJECT = 0.3
@@ -135,12 +139,15 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
         figure = W_FIGURE if asks_figure(ask) else 0.0
         kind = answer_type(ask)
         procedure = bool(_HOW.search(ask))
+        reason = W_REASON if asks_reason(ask) else 0.0
         out = []
         for pos, k in enumerate(order):
             base = (W_MEANING * float(np.dot(unit_vecs[pos], vec)) + W_WORDS * w[k]
                     + W_PLACE / math.sqrt(units[k].hit.rank or 1))
             unit = units[k]
             bonus = figure * has_figure[pos] + (W_TYPE if kind is not None and kind.search(unit.text) else 0.0)
+            if reason and gives_reason(unit.text):
+                bonus += reason
             if unit.kind == "steps" and not procedure:
                 # a whole list answers "how do I" or "what do I need", not "what pressure": the item
                 # holding it does, so the list must beat its best item by more than a bonus
@@ -218,6 +225,8 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
         chosen.append((base, unit))
     if not parts:
         chosen.sort(key=lambda c: -c[0])
+    if asks_reason(question):
+        chosen = _with_reason(chosen, units, overall, limit)
     kept = _in_reading_order(_dedupe_contained(chosen))
     quotes = [_quote(n, score, unit) for n, (score, unit) in enumerate(kept, 1)]
     return Evidence(quotes, parts, part_scores, missing)
@@ -247,6 +256,33 @@ def with_sections(hits: Sequence[Hit], section_chunks: Callable[[str, str], Sequ
                 out.append(Hit(other, 0.0, rank))
                 added += 1
     return out
+
+
+REASON_REACH = 2  # units after a quote where the reason it leaves out may stand
+
+
+def _with_reason(chosen: list[tuple[float, Unit]], units: Sequence[Unit], overall: dict[int, float],
+                 limit: int) -> list[tuple[float, Unit]]:
+    """For "why did X change": when no quote gives a reason, the unit that gives one
+    ("primarily due to", "offset by") within ``REASON_REACH`` units after the best quote that
+    has one there, in the same chunk. The sentence that names X ("engagement stayed at 71%")
+    shares the question's words, and is chosen; the next one gives the cause in other words
+    ("... fell two points, offsetting the gains") and alone scores low. It takes the last
+    place, at its own score: it makes no question look better answered."""
+    if not chosen or any(gives_reason(u.text) for _s, u in chosen):
+        return chosen
+    position = {id(u): k for k, u in enumerate(units)}
+    for _score, unit in chosen:
+        k = position.get(id(unit))
+        if k is None:
+            continue
+        after = [j for j in range(k + 1, min(k + 1 + REASON_REACH, len(units)))
+                 if units[j].chunk.id == unit.chunk.id and units[j].kind in ("sentence", "item", "line")]
+        reason = next((j for j in after if gives_reason(units[j].text)), None)
+        if reason is not None:
+            kept = chosen[: limit - 1] if len(chosen) >= limit else list(chosen)
+            return kept + [(overall.get(reason, min(s for s, _u in chosen)), units[reason])]
+    return chosen
 
 
 def _part_query(part: str, question: str) -> str:
