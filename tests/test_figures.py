@@ -41,6 +41,15 @@ def test_a_quarter_named_in_words() -> None:
     assert figure is not None and figure.value == "2,200"
 
 
+def test_a_count_asked_is_not_answered_by_a_percentage() -> None:
+    row = [_quote(1, "- Percent of contract actions in compliance with past performance reporting requirements — "
+                     "FY 2021 Result: 30.00%; FY 2022 Result: 51.90%; FY 2022 Target: 70.00%")]
+    assert direct_figure("How many contract actions met past performance reporting requirements in FY 2022?",
+                         row) is None
+    share = direct_figure("What percent of contract actions met past performance reporting requirements in 2022?", row)
+    assert share is not None and share.value == "51.90%"
+
+
 def test_no_figure_when_no_row_is_clearly_the_one() -> None:
     quotes = [_quote(1, IQ), _quote(2, OPM)]
     assert direct_figure("What was the score in 2016?", quotes) is None  # two rows fit as well

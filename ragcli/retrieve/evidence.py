@@ -258,30 +258,31 @@ def with_sections(hits: Sequence[Hit], section_chunks: Callable[[str, str], Sequ
     return out
 
 
-REASON_REACH = 2  # units after a quote where the reason it leaves out may stand
+REASON_LINES = 3  # lines after a quote within which the reason it leaves out may start
 
 
 def _with_reason(chosen: list[tuple[float, Unit]], units: Sequence[Unit], overall: dict[int, float],
                  limit: int) -> list[tuple[float, Unit]]:
     """For "why did X change": when no quote gives a reason, the unit that gives one
-    ("primarily due to", "offset by") within ``REASON_REACH`` units after the best quote that
-    has one there, in the same chunk. The sentence that names X ("engagement stayed at 71%")
-    shares the question's words, and is chosen; the next one gives the cause in other words
-    ("... fell two points, offsetting the gains") and alone scores low. It takes the last
-    place, at its own score: it makes no question look better answered."""
+    ("primarily due to", "offset by") starting within ``REASON_LINES`` after the best quote
+    that has one there, in any retrieved chunk of the same note (and page): the sentence that
+    names X ("engagement remained at 71") shares the question's words and is chosen; the next
+    one gives the cause in other words ("... were offset by FIS's score, which decreased by two
+    points") and alone scores low. It is often in the next chunk, the one it was cut from. It
+    takes the last place, at its own score: it makes no question look better answered."""
     if not chosen or any(gives_reason(u.text) for _s, u in chosen):
         return chosen
-    position = {id(u): k for k, u in enumerate(units)}
-    for _score, unit in chosen:
-        k = position.get(id(unit))
-        if k is None:
-            continue
-        after = [j for j in range(k + 1, min(k + 1 + REASON_REACH, len(units)))
-                 if units[j].chunk.id == unit.chunk.id and units[j].kind in ("sentence", "item", "line")]
-        reason = next((j for j in after if gives_reason(units[j].text)), None)
-        if reason is not None:
+    for _score, subject in chosen:
+        said = " ".join(subject.text.split())
+        near = [k for k, u in enumerate(units)
+                if (u.chunk.path, u.chunk.page) == (subject.chunk.path, subject.chunk.page)
+                and u.kind in ("sentence", "item", "line") and u is not subject
+                and subject.line_end <= u.line_start <= subject.line_end + REASON_LINES
+                and " ".join(u.text.split()) not in said and gives_reason(u.text)]
+        if near:
+            k = min(near, key=lambda j: (units[j].line_start, units[j].hit.rank))
             kept = chosen[: limit - 1] if len(chosen) >= limit else list(chosen)
-            return kept + [(overall.get(reason, min(s for s, _u in chosen)), units[reason])]
+            return kept + [(overall.get(k, min(s for s, _u in chosen)), units[k])]
     return chosen
 
 

@@ -42,6 +42,10 @@ NAMED_AT_LENGTH = 4
 _ROW = re.compile(r"^(?P<label>.+?) — (?P<cells>.+)$")
 _CELL_SEP = "; "
 _BRACKETS = re.compile(r"\(([^()]*)\)")
+# "How many contract actions met ..." asks a count: a row's "51.90%" is not one (the text's "219
+# of 422" is), unless the question asks a share as well ("..., and what was the response rate?")
+_COUNT = re.compile(r"\bhow many\b", re.I)
+_SHARE = re.compile(r"\b(?:percent(?:age)?s?|share|rate|proportion|ratio|fraction)\b|%", re.I)
 # the periods a question and a header name: years (fiscal or not), quarters, months-ended spans
 _PERIOD = re.compile(r"\b(?:fy ?|fiscal (?:year )?)?((?:19|20)\d\d)\b|\b(q[1-4])\b|"
                      r"\b(first|second|third|fourth) quarter\b|\b(three|six|nine|twelve) months\b", re.I)
@@ -77,6 +81,7 @@ def direct_figure(question: str, quotes: Sequence[Quote],
     if not asks_for_figure(question):
         return None
     asked = query_terms(_PERIOD.sub(" ", question))
+    counts = bool(_COUNT.search(question)) and not _SHARE.search(question)
     weights = {t: w + 1.0 for t, w in idf(sorted(asked)).items()} if idf is not None and asked else {}
     periods = _periods(question)
     found: list[Figure] = []
@@ -85,7 +90,8 @@ def direct_figure(question: str, quotes: Sequence[Quote],
         for line in quote.text.splitlines():
             match = _ROW.match(line.strip().removeprefix(ROW.strip()).strip())
             if match:
-                found += _cells(match["label"], match["cells"], quote.n, asked, periods, weights, around)
+                cells = _cells(match["label"], match["cells"], quote.n, asked, periods, weights, around)
+                found += [f for f in cells if not (counts and "%" in f.value)]
     if not found:
         return None
     found.sort(key=lambda f: -f.weight)
