@@ -263,27 +263,32 @@ REASON_LINES = 3  # lines after a quote within which the reason it leaves out ma
 
 def _with_reason(chosen: list[tuple[float, Unit]], units: Sequence[Unit], overall: dict[int, float],
                  limit: int) -> list[tuple[float, Unit]]:
-    """For "why did X change": when no quote gives a reason, the unit that gives one
-    ("primarily due to", "offset by") starting within ``REASON_LINES`` after the best quote
-    that has one there, in any retrieved chunk of the same note (and page): the sentence that
-    names X ("engagement remained at 71") shares the question's words and is chosen; the next
-    one gives the cause in other words ("... were offset by FIS's score, which decreased by two
-    points") and alone scores low. It is often in the next chunk, the one it was cut from. It
-    takes the last place, at its own score: it makes no question look better answered."""
-    if not chosen or any(gives_reason(u.text) for _s, u in chosen):
+    """For "why did X change": when the best quote gives no reason, the unit that gives one
+    ("primarily due to", "offset by") starting within ``REASON_LINES`` after it, in any
+    retrieved chunk of the same note (and page). The sentence that names X ("engagement
+    remained at 71") shares the question's words and is chosen; the next one gives the cause
+    in other words ("... were offset by FIS's score, which decreased by two points") and
+    alone scores low. It is often in the next chunk, the one it was cut from. It takes the
+    last place, at its own score: it makes no question look better answered. A reason given
+    by a quote elsewhere ("as a result of the survey", pages away) is no reason for this."""
+    if not chosen:
         return chosen
-    for _score, subject in chosen:
-        said = " ".join(subject.text.split())
-        near = [k for k, u in enumerate(units)
-                if (u.chunk.path, u.chunk.page) == (subject.chunk.path, subject.chunk.page)
-                and u.kind in ("sentence", "item", "line") and u is not subject
-                and subject.line_end <= u.line_start <= subject.line_end + REASON_LINES
-                and " ".join(u.text.split()) not in said and gives_reason(u.text)]
-        if near:
-            k = min(near, key=lambda j: (units[j].line_start, units[j].hit.rank))
-            kept = chosen[: limit - 1] if len(chosen) >= limit else list(chosen)
-            return kept + [(overall.get(k, min(s for s, _u in chosen)), units[k])]
-    return chosen
+    subject = max(chosen, key=lambda c: c[0])[1]
+    if gives_reason(subject.text):
+        return chosen
+    said = " ".join(subject.text.split())
+    near = [k for k, u in enumerate(units)
+            if (u.chunk.path, u.chunk.page) == (subject.chunk.path, subject.chunk.page)
+            and u.kind in ("sentence", "item", "line") and u is not subject
+            and subject.line_end <= u.line_start <= subject.line_end + REASON_LINES
+            and " ".join(u.text.split()) not in said and gives_reason(u.text)]
+    if not near:
+        return chosen
+    k = min(near, key=lambda j: (units[j].line_start, units[j].hit.rank))
+    if any(u is units[k] for _s, u in chosen):
+        return chosen
+    kept = sorted(chosen, key=lambda c: -c[0])[: limit - 1] if len(chosen) >= limit else list(chosen)
+    return kept + [(overall.get(k, min(s for s, _u in chosen)), units[k])]
 
 
 def _part_query(part: str, question: str) -> str:
