@@ -475,6 +475,19 @@ def test_a_why_question_is_answered_by_the_sentence_that_gives_the_reason(exampl
     assert not any("primarily due to" in q.text for q in what)  # a figure asked: no reason added
 
 
+def test_a_pdf_hits_next_chunk_on_its_page_is_read_for_a_reason():
+    from ragcli.retrieve.units import with_following
+
+    def chunk(cid: str, start: int, page: int = 51) -> Chunk:
+        return Chunk(cid, "/r/report.pdf", "Report", "Report", f"text of {cid}", start, start + 9, page)
+    page = {51: [chunk("a", 1), chunk("b", 8), chunk("c", 16)], 52: [chunk("d", 1, 52)]}
+    hits = [Hit(chunk("b", 8), 0.9, 1), Hit(chunk("d", 1, 52), 0.8, 2)]
+    added = with_following(hits, lambda path, n: page[n])[2:]
+    assert [(h.chunk.id, h.rank) for h in added] == [("c", 3)]  # after b, not a; d is its page's last
+    note = Hit(Chunk("n", "/v/note.md", "Note", "Note", "text", 1, 3), 0.9, 1)
+    assert with_following([note], lambda path, n: []) == [note]  # Markdown sections are read whole elsewhere
+
+
 def test_a_price_is_answered_by_a_price_only(example_vault_env, monkeypatch, capsys):
     """"How much did the timer cost" is not answered by "Timer: Hunter X-Core, 4 zones": a part
     asking a price gets an amount in a currency, or is said to be missing."""
