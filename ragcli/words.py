@@ -135,7 +135,8 @@ _ASKS_REASON = re.compile(r"^\W*why\b|[,;]\s*why\b|\bwhat (?:caused|causes|led t
                           r"drives|explains?|is the reason|was the reason)\b|\bfor what reason\b|\bhow come\b", re.I)
 _GIVES_REASON = re.compile(r"\b(?:because|due (?:primarily |mainly |largely |partly |in part )?to(?! be\b)|driven by|"
                            r"as a (?:direct )?result of|"
-                           r"result(?:s|ed)? (?:from|of)|owing to|attribut(?:ed|able) to|caused by|offset by|"
+                           r"result(?:s|ed)? (?:from|of|in)|owing to|attribut(?:ed|able) to|caused by|offset by|"
+                           r"to reflect|in response to|in light of|"
                            r"led to|leading to|the reason|reasons? (?:for|why|is|was)|on account of|"
                            r"in (?:order|an effort) to|so that|thanks to)\b", re.I)
 

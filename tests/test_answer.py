@@ -457,6 +457,7 @@ def test_a_why_question_is_answered_by_the_sentence_that_gives_the_reason(exampl
     assert asks_reason("Why did OPM miss its target?") and asks_reason("What slowed down the investigations?")
     assert not asks_reason("How many claims were closed?") and not asks_reason("Where is the why-not list?")
     assert gives_reason("Spending fell, primarily due to fewer procurements.") and gives_reason("offset by FIS")
+    assert gives_reason("Changes to the PSP resulted in the failure.") and gives_reason("To reflect the new law, ...")
     assert not gives_reason("The report is due to be released in May.") and not gives_reason("Score: 71%.")
     _use(monkeypatch, example_vault_env)
     searcher = Searcher(load_config())

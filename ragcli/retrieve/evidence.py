@@ -43,10 +43,6 @@ W_TYPE = 0.15  # ... and most by one of the kind asked: a duration for "how long
 # A sentence ending in a colon whose block is not with it (an embed expanded in its place)
 # promises what it does not hold.
 W_PROCEDURE = 0.05
-# "Why did X change" is answered by the sentence that gives the cause ("primarily due to", "driven
-# by", "offset by"), not by the one beside it that restates the figure in the same words. A rank
-# bonus only, as the figure's: it picks among units, it makes no question look better answered.
-W_REASON = 0.06
 # A part's words are read beside its question's: "how long should the shot take" is about the
 # espresso the question began with, so a unit of the Espresso note beats one of Pour over.
 W_SUBJECT = 0.3
@@ -139,15 +135,12 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
         figure = W_FIGURE if asks_figure(ask) else 0.0
         kind = answer_type(ask)
         procedure = bool(_HOW.search(ask))
-        reason = W_REASON if asks_reason(ask) else 0.0
         out = []
         for pos, k in enumerate(order):
             base = (W_MEANING * float(np.dot(unit_vecs[pos], vec)) + W_WORDS * w[k]
                     + W_PLACE / math.sqrt(units[k].hit.rank or 1))
             unit = units[k]
             bonus = figure * has_figure[pos] + (W_TYPE if kind is not None and kind.search(unit.text) else 0.0)
-            if reason and gives_reason(unit.text):
-                bonus += reason
             if unit.kind == "steps" and not procedure:
                 # a whole list answers "how do I" or "what do I need", not "what pressure": the item
                 # holding it does, so the list must beat its best item by more than a bonus
