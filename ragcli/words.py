@@ -127,6 +127,30 @@ def answer_type(question: str) -> re.Pattern[str] | None:
     return None
 
 
+# A question that asks a cause ("why did X change", "what slowed X"), and the words a passage
+# gives one with. Reports state their reasons in a few set phrases ("primarily due to", "driven
+# by", "as a result of", "offset by"); the sentence around the figure that only restates it
+# ("engagement stayed at 71%") is no answer to "why".
+_ASKS_REASON = re.compile(r"^\W*why\b|[,;]\s*why\b|\bwhat (?:caused|causes|led to|leads to|slowed|slows|drove|"
+                          r"drives|explains?|is the reason|was the reason)\b|\bfor what reason\b|\bhow come\b", re.I)
+_GIVES_REASON = re.compile(r"\b(?:because|due (?:primarily |mainly |largely |partly |in part )?to(?! be\b)|driven by|"
+                           r"as a (?:direct )?result of|"
+                           r"result(?:s|ed)? (?:from|of|in)|owing to|attribut(?:ed|able) to|caused by|offset by|"
+                           r"to reflect|in response to|in light of|"
+                           r"led to|leading to|the reason|reasons? (?:for|why|is|was)|on account of|"
+                           r"in (?:order|an effort) to|so that|thanks to)\b", re.I)
+
+
+def asks_reason(question: str) -> bool:
+    """Does the question ask why something is so (a cause, a reason)?"""
+    return bool(_ASKS_REASON.search(question))
+
+
+def gives_reason(text: str) -> bool:
+    """Does the text state a cause in words that say it is one ("due to", "driven by")?"""
+    return bool(_GIVES_REASON.search(text))
+
+
 # A figure said in words: "every two months", "twice a day", "in May", "daily".
 _FIGURE_WORDS = re.compile(
     r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|"

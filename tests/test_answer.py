@@ -536,6 +536,52 @@ def test_a_word_no_note_uses_is_said_and_weak_evidence_for_it_is_refused(example
     assert result["not_mentioned"] == ["allotment"] and result["tentative"]
 
 
+REPORT_PAGE = ("Employee engagement at OPM stayed flat in fiscal 2016, at 71 percent, as in fiscal 2015.\n"
+               "Most of OPM's offices raised their engagement scores in fiscal 2016.\n"
+               "The overall score did not rise, primarily due to Federal Investigative Services, about half of the\n"
+               "workforce, whose score fell two points. Survey participation also rose, to 46 percent of all staff.")
+
+
+def test_a_why_question_is_answered_by_the_sentence_that_gives_the_reason(example_vault_env, monkeypatch):
+    """The sentence naming what changed shares the question's words; the one after it gives the
+    cause in other words and alone scores far under the evidence floor (0.25 against 0.82)."""
+    from ragcli.words import asks_reason, gives_reason
+
+    assert asks_reason("Why did OPM miss its target?") and asks_reason("What slowed down the investigations?")
+    assert not asks_reason("How many claims were closed?") and not asks_reason("Where is the why-not list?")
+    assert gives_reason("Spending fell, primarily due to fewer procurements.") and gives_reason("offset by FIS")
+    assert gives_reason("Changes to the PSP resulted in the failure.") and gives_reason("To reflect the new law, ...")
+    assert not gives_reason("The report is due to be released in May.") and not gives_reason("Score: 71%.")
+    _use(monkeypatch, example_vault_env)
+    searcher = Searcher(load_config())
+    title = "Annual Performance Report"
+    page = Chunk("r51", "/r/report.pdf", title, title, REPORT_PAGE, 1, 4, 51)
+    flat_idf = lambda terms: {t: 1.0 for t in terms}  # noqa: E731
+    try:
+        why = select_quotes("Why did OPM's overall engagement stay flat in fiscal 2016?", [Hit(page, 1.0, 1)],
+                            searcher.embedder.embed, flat_idf)
+        what = select_quotes("What was OPM's engagement score in fiscal 2016?", [Hit(page, 1.0, 1)],
+                             searcher.embedder.embed, flat_idf)
+    finally:
+        searcher.close()
+    assert any("primarily due to" in q.text for q in why), [q.text for q in why]
+    assert why[0].text.startswith("Employee engagement at OPM stayed flat")  # what changed, then why
+    assert not any("primarily due to" in q.text for q in what)  # a figure asked: no reason added
+
+
+def test_a_pdf_hits_next_chunk_on_its_page_is_read_for_a_reason():
+    from ragcli.retrieve.units import with_following
+
+    def chunk(cid: str, start: int, page: int = 51) -> Chunk:
+        return Chunk(cid, "/r/report.pdf", "Report", "Report", f"text of {cid}", start, start + 9, page)
+    page = {51: [chunk("a", 1), chunk("b", 8), chunk("c", 16)], 52: [chunk("d", 1, 52)]}
+    hits = [Hit(chunk("b", 8), 0.9, 1), Hit(chunk("d", 1, 52), 0.8, 2)]
+    added = with_following(hits, lambda path, n: page[n])[2:]
+    assert [(h.chunk.id, h.rank) for h in added] == [("c", 3)]  # after b, not a; d is its page's last
+    note = Hit(Chunk("n", "/v/note.md", "Note", "Note", "text", 1, 3), 0.9, 1)
+    assert with_following([note], lambda path, n: []) == [note]  # Markdown sections are read whole elsewhere
+
+
 def test_a_price_is_answered_by_a_price_only(example_vault_env, monkeypatch, capsys):
     """"How much did the timer cost" is not answered by "Timer: Hunter X-Core, 4 zones": a part
     asking a price gets an amount in a currency, or is said to be missing."""

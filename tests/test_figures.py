@@ -41,6 +41,15 @@ def test_a_quarter_named_in_words() -> None:
     assert figure is not None and figure.value == "2,200"
 
 
+def test_a_count_asked_is_not_answered_by_a_percentage() -> None:
+    row = [_quote(1, "- Percent of contract actions in compliance with past performance reporting requirements — "
+                     "FY 2021 Result: 30.00%; FY 2022 Result: 51.90%; FY 2022 Target: 70.00%")]
+    assert direct_figure("How many contract actions met past performance reporting requirements in FY 2022?",
+                         row) is None
+    share = direct_figure("What percent of contract actions met past performance reporting requirements in 2022?", row)
+    assert share is not None and share.value == "51.90%"
+
+
 def test_no_figure_when_no_row_is_clearly_the_one() -> None:
     quotes = [_quote(1, IQ), _quote(2, OPM)]
     assert direct_figure("What was the score in 2016?", quotes) is None  # two rows fit as well
@@ -54,7 +63,7 @@ MATRIX = ["- Executive Services (ES) — Requirements Tested Passed: 136; Total 
 
 
 def _idf(terms: list[str]) -> dict[str, float]:  # as in the report: every page says "requirements"
-    return {t: 0.1 if t in ("requirement", "test", "servic", "many", "were") else 2.0 for t in terms}
+    return {t: 0.1 if t in ("requirement", "test", "service", "many", "were") else 2.0 for t in terms}
 
 
 def test_the_row_must_be_the_one_the_question_names() -> None:
@@ -62,14 +71,35 @@ def test_the_row_must_be_the_one_the_question_names() -> None:
     idf = _idf
     figure = direct_figure("How many Time Services requirements were deferred?", quotes, idf)
     assert figure is not None and (figure.value, figure.label) == ("6", "Time Services (TIME)")
-    # "Table Services" names no row ("tables" and "table" are other words to the stemmer): that
-    # "services" is in the Executive Services label too makes it no more the one asked about
-    assert direct_figure("How many Table Services requirements were tested in total?", quotes, idf) is None
+    # "Table Services" names the "Tables (TBL)" row: the words before its short name are its name
+    # (rp-58); the column is the one the question names, "in total"
+    tables = direct_figure("How many Table Services requirements were tested in total?", quotes, idf)
+    assert tables is not None and (tables.value, tables.label, tables.header) == ("51", "Tables (TBL)", "Total Tested")
+    assert direct_figure("How many TBL requirements were deferred?", quotes, idf).value == "0"  # its short name
     assert direct_figure("Why were Time Services requirements deferred?", quotes, idf) is None  # no figure asked
     # the Executive Services row quoted alone: "services" is one of its label's words, not its name
     alone = [_quote(1, MATRIX[0])]
     assert direct_figure("How many Table Services requirements were tested in total?", alone, idf) is None
     assert direct_figure("How many Executive Services requirements passed?", alone, idf).value == "136"
+
+
+# the cFE report's matrix (p. 13) as the PDF reader writes it: three headers say "Requirements"
+SB = ("- Software Bus (SB) — Requirements Tested Passed: 35; Requirements Tested Failed: 0; "
+      "Requirements Tested Partially: 0; Total Tested: 35; Deferred: 0; Total: 35")
+
+
+def test_the_column_is_the_one_the_question_names() -> None:
+    quotes = [_quote(1, "\n".join(MATRIX))]
+    # a word of one header only ("deferred") or of the period picks the column
+    assert direct_figure("How many Time Services requirements were deferred?", quotes, _idf).header == "Deferred"
+    assert direct_figure("What was OPM's engagement index score in 2014?", [_quote(1, OPM)]).value == "72%"
+    # the question asks for a column the row does not have: its first figure would be a guess (rp-57)
+    analysis = "How many Software Bus requirements were checked by analysis?"
+    assert direct_figure(analysis, [_quote(1, SB)], _idf) is None
+    # ... while a question that asks nothing the row does not name gets the row's first figure
+    assert direct_figure("How many Software Bus requirements were tested?", [_quote(1, SB)], _idf).value == "35"
+    assert direct_figure("How many Software Bus requirements failed?", [_quote(1, SB)], _idf).header == \
+        "Requirements Tested Failed"
 
 
 def test_a_row_that_gives_the_figure_is_quoted_when_no_quote_is_it() -> None:

@@ -33,9 +33,9 @@ from ..retrieve.sections import with_matching_sections, with_sections
 from ..retrieve.figures import direct_figure, quote_the_row
 from ..retrieve.parts import question_parts
 from ..retrieve.relevance import relevant, unheard_words, unknown_names
-from ..retrieve.units import complete_lead_ins, with_page_rows
+from ..retrieve.units import complete_lead_ins, with_following, with_page_rows
 from ..types import Answer, Hit, Quote, Source
-from ..words import asks_figure, holds_figure, query_terms
+from ..words import asks_figure, asks_reason, holds_figure, query_terms
 from .session import Session
 
 NOT_COVERED = "Your notes don't seem to cover this."
@@ -116,6 +116,8 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
     read = with_matching_sections(asked, with_sections(hits, index.section_chunks), index.note_headings,
                                   index.section_chunks, searcher.embed_passages)
     hits_and_rows = with_page_rows(read, index.page_chunks)
+    if asks_reason(asked):  # the cause is often said just after the chunk that names what changed
+        hits_and_rows = with_following(hits_and_rows, index.page_chunks)
     evidence = select_evidence(asked, hits_and_rows, embed=searcher.embed_passages, idf=idf,
                                parts=parts, part_floor=PART_FLOOR,
                                focus=question if retrieval_query and retrieval_query != question else "")

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..types import Hit, Quote
-from ..words import answer_type, asks_figure, holds_figure, query_terms
+from ..words import answer_type, asks_figure, asks_reason, gives_reason, holds_figure, query_terms
 from .sections import heading_text
 from .units import Unit, split_units
 
@@ -231,6 +231,8 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
         chosen.append((base, unit))
     if not parts:
         chosen.sort(key=lambda c: -c[0])
+    if asks_reason(question):
+        chosen = _with_reason(chosen, units, overall, limit)
     kept = _in_reading_order(_dedupe_contained(chosen))
     quotes = [_quote(n, score, unit) for n, (score, unit) in enumerate(kept, 1)]
     return Evidence(quotes, parts, part_scores, missing)
@@ -242,6 +244,39 @@ def _closest_section(sections: list[tuple[str, str]], vectors: np.ndarray, q: np
     if len(sections) < 2:
         return None
     return sections[int(np.argmax(vectors @ q))]
+
+
+REASON_LINES = 3  # lines after a quote within which the reason it leaves out may start
+
+
+def _with_reason(chosen: list[tuple[float, Unit]], units: Sequence[Unit], overall: dict[int, float],
+                 limit: int) -> list[tuple[float, Unit]]:
+    """For "why did X change": when the best quote gives no reason, the unit that gives one
+    ("primarily due to", "offset by") starting within ``REASON_LINES`` after it, in any
+    retrieved chunk of the same note (and page). The sentence that names X ("engagement
+    remained at 71") shares the question's words and is chosen; the next one gives the cause
+    in other words ("... were offset by FIS's score, which decreased by two points") and
+    alone scores low. It is often in the next chunk, the one it was cut from. It takes the
+    last place, at its own score: it makes no question look better answered. A reason given
+    by a quote elsewhere ("as a result of the survey", pages away) is no reason for this."""
+    if not chosen:
+        return chosen
+    subject = max(chosen, key=lambda c: c[0])[1]
+    if gives_reason(subject.text):
+        return chosen
+    said = " ".join(subject.text.split())
+    near = [k for k, u in enumerate(units)
+            if (u.chunk.path, u.chunk.page) == (subject.chunk.path, subject.chunk.page)
+            and u.kind in ("sentence", "item", "line") and u is not subject
+            and subject.line_end <= u.line_start <= subject.line_end + REASON_LINES
+            and " ".join(u.text.split()) not in said and gives_reason(u.text)]
+    if not near:
+        return chosen
+    k = min(near, key=lambda j: (units[j].line_start, units[j].hit.rank))
+    if any(u is units[k] for _s, u in chosen):
+        return chosen
+    kept = sorted(chosen, key=lambda c: -c[0])[: limit - 1] if len(chosen) >= limit else list(chosen)
+    return kept + [(overall.get(k, min(s for s, _u in chosen)), units[k])]
 
 
 def _part_query(part: str, question: str) -> str:

@@ -41,6 +41,11 @@ MIN_SHARED = 2  # question words a row's label and header must share with the qu
 NAMED_AT_LENGTH = 4
 _ROW = re.compile(r"^(?P<label>.+?) — (?P<cells>.+)$")
 _CELL_SEP = "; "
+_BRACKETS = re.compile(r"\(([^()]*)\)")
+# "How many contract actions met ..." asks a count: a row's "51.90%" is not one (the text's "219
+# of 422" is), unless the question asks a share as well ("..., and what was the response rate?")
+_COUNT = re.compile(r"\bhow many\b", re.I)
+_SHARE = re.compile(r"\b(?:percent(?:age)?s?|share|rate|proportion|ratio|fraction)\b|%", re.I)
 # the periods a question and a header name: years (fiscal or not), quarters, months-ended spans
 _PERIOD = re.compile(r"\b(?:fy ?|fiscal (?:year )?)?((?:19|20)\d\d)\b|\b(q[1-4])\b|"
                      r"\b(first|second|third|fourth) quarter\b|\b(three|six|nine|twelve) months\b", re.I)
@@ -76,14 +81,17 @@ def direct_figure(question: str, quotes: Sequence[Quote],
     if not asks_for_figure(question):
         return None
     asked = query_terms(_PERIOD.sub(" ", question))
+    counts = bool(_COUNT.search(question)) and not _SHARE.search(question)
     weights = {t: w + 1.0 for t, w in idf(sorted(asked)).items()} if idf is not None and asked else {}
     periods = _periods(question)
     found: list[Figure] = []
     for quote in quotes:
+        around = query_terms(_PERIOD.sub(" ", f"{quote.title} {quote.heading}"))
         for line in quote.text.splitlines():
             match = _ROW.match(line.strip().removeprefix(ROW.strip()).strip())
             if match:
-                found += _cells(match["label"], match["cells"], quote.n, asked, periods, weights)
+                cells = _cells(match["label"], match["cells"], quote.n, asked, periods, weights, around)
+                found += [f for f in cells if not (counts and "%" in f.value)]
     if not found:
         return None
     found.sort(key=lambda f: -f.weight)
@@ -141,25 +149,55 @@ def with_figure(question: str, quotes: Sequence[Quote], text: str) -> str:
 
 
 def _cells(label: str, cells: str, n: int, asked: set[str], periods: set[str],
-           weights: dict[str, float]) -> list[Figure]:
+           weights: dict[str, float], around: set[str] = frozenset()) -> list[Figure]:
     """The row's figures whose header fits the periods asked, each scored by the words its
     label and header share with the question. A row's first figure of the period wins its
-    ties ("FY 2016 Results" before "FY 2016 Target"): a result is asked more than a target."""
+    ties ("FY 2016 Results" before "FY 2016 Target"): a result is asked more than a target.
+    None when the column would be a guess (``_column_named``)."""
     out: list[Figure] = []
     label_terms = query_terms(_PERIOD.sub(" ", label))
     named = sum(weights.get(t, 1.0) for t in asked & label_terms)
-    label_named = len(asked & label_terms) >= min(MIN_SHARED, len(label_terms)) > 0
-    for cell in cells.split(_CELL_SEP):
-        header, sep, value = cell.rpartition(": ")
-        if not sep or not is_figure(value):
-            continue
-        if not periods <= _periods(header):
-            continue  # the question names another period (or two: a comparison is the model's)
-        shared = asked & (label_terms | query_terms(_PERIOD.sub(" ", header)))
+    label_named = _names_label(asked, label)
+    figures = [(h, v) for h, sep, v in (c.rpartition(": ") for c in cells.split(_CELL_SEP)) if sep and is_figure(v)]
+    fitting = [(h, v) for h, v in figures if periods <= _periods(h)]
+    headers = [query_terms(_PERIOD.sub(" ", h)) for h, _v in fitting]
+    if not _column_named(asked, periods, headers, label_terms | around, weights):
+        return []
+    for (header, value), header_terms in zip(fitting, headers):
+        shared = asked & (label_terms | header_terms)
         weight = sum(weights.get(t, 1.0) for t in shared)
         if not any(f.weight >= weight - 1e-9 for f in out):
             out.append(Figure(value, label, header, n, len(shared), weight, named, label_named))
     return out
+
+
+def _names_label(asked: set[str], label: str) -> bool:
+    """Does the question name the row: two of its label's words (or its only one)? A short name
+    in brackets is the same name again ("Tables (TBL)"): the words before it name the row, or
+    the short name alone does ("Table Services" names "Tables (TBL)"; it names "Executive
+    Services (ES)" by one word of two, which is no more than every "... Services" row)."""
+    name = query_terms(_PERIOD.sub(" ", _BRACKETS.sub(" ", label)))
+    short = query_terms(" ".join(_BRACKETS.findall(label)))
+    if short and short <= asked:
+        return True
+    return len(asked & name) >= min(MIN_SHARED, len(name)) > 0
+
+
+def _column_named(asked: set[str], periods: set[str], headers: list[set[str]], explained: set[str],
+                  weights: dict[str, float]) -> bool:
+    """Does the question say which of the row's figures it asks for? Its period does, or words
+    that one header holds more of than any other ("deferred", "in total"). Else the row's
+    first figure is a guess, said only when the question asks for nothing the row does not
+    name (its label, headers, report title and heading): "How many Software Bus requirements
+    were checked by analysis" is not answered by the matrix's "Requirements Tested Passed"
+    (its "requirements" is as much in "... Failed" and "... Partially"), as the row has no
+    column for analysis; the report's text says it."""
+    if periods or len(headers) < 2:
+        return True
+    said = sorted((sum(weights.get(t, 1.0) for t in asked & h) for h in headers), reverse=True)
+    if said[0] > said[1] + 1e-9:
+        return True
+    return not asked - explained - set.union(*headers)
 
 
 def _periods(text: str) -> set[str]:

@@ -181,6 +181,30 @@ def _following_block(quote: Quote, chunks: Sequence[Chunk]) -> tuple[list[str], 
     return None
 
 
+FOLLOWING_HITS = 3  # the best hits whose next chunk on the page is read too (for "why")
+
+
+def with_following(hits: Sequence[Hit], page_chunks: Callable[[str, int], Sequence[Chunk]]) -> list[Hit]:
+    """The hits, then for each of the best ``FOLLOWING_HITS`` on a PDF page the page's chunk
+    that follows it, at a rank after every hit. A report gives a figure, then its cause in
+    the next sentence, and a chunk boundary often falls between them (OPM FY 2016, p. 51: "the
+    score remained at 71, most major components improved." ends one chunk, "Gains ... were
+    offset by FIS's score" opens the next). Markdown sections are read whole already
+    (``sections.with_sections``)."""
+    out = list(hits)
+    held = {h.chunk.id for h in hits}
+    rank = max((h.rank for h in hits), default=0) + 1
+    for hit in sorted(hits, key=lambda h: h.rank)[:FOLLOWING_HITS]:
+        chunk = hit.chunk
+        if chunk.page is None:
+            continue
+        later = [c for c in page_chunks(chunk.path, chunk.page) if c.line_start > chunk.line_start]
+        if later and later[0].id not in held:
+            held.add(later[0].id)
+            out.append(Hit(later[0], 0.0, rank))
+    return out
+
+
 def _rows_of(chunk: Chunk) -> Chunk | None:
     """The part of a page's chunk that is its table rows (lines kept), or None."""
     lines = chunk.text.split("\n")
