@@ -30,8 +30,8 @@ from ragcli.models.packages import builtin_llm_path
 
 linux_only = pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads /proc/self/maps")
 
-# Runs `rag ARGS` in this interpreter; writes what was mapped when libllama loaded.
-WATCH = r"""
+# An audit hook that notes, when libllama is dlopened, the shared objects mapped before it.
+HOOK = r"""
 import json, sys
 report = {"mapped_before_llama": None}
 def hook(event, args):
@@ -42,6 +42,9 @@ def hook(event, args):
         report["mapped_before_llama"] = sorted(
             o for o in objects if ("site-packages" in o or "dist-packages" in o) and "/llama_cpp/" not in o)
 sys.addaudithook(hook)
+"""
+# Runs `rag ARGS` in this interpreter; writes the report.
+WATCH = HOOK + r"""
 from ragcli.cli import main
 code = main(sys.argv[2:])
 with open(sys.argv[1], "w") as out:
@@ -50,15 +53,15 @@ sys.exit(code)
 """
 
 
-def _native_order(tmp_path: Path, *args: str, env: dict | None = None) -> dict:
+def _native_order(tmp_path: Path, *args: str, env: dict | None = None, script: str = WATCH) -> dict:
     import os
     import subprocess
 
     from helpers import ROOT
 
-    report = tmp_path / f"order-{args[0]}.json"
+    report = tmp_path / f"order-{Path(args[0]).name}.json"
     e = dict(os.environ, PYTHONPATH=str(ROOT), **(env or {}))
-    proc = subprocess.run([sys.executable, "-c", WATCH, str(report), *args], capture_output=True, env=e,
+    proc = subprocess.run([sys.executable, "-c", script, str(report), *args], capture_output=True, env=e,
                           timeout=600)
     ok(proc)
     return json.loads(report.read_text())
@@ -75,16 +78,7 @@ def test_index_search_and_ask_load_llama_cpp_before_any_other_native_library(tmp
 
 # The Python API, as the README shows it: bench_gpu's `python -c "from ragcli.embed import ..."`
 # died with SIGSEGV on the lent H200 until the library door called llama_first too.
-LIBRARY = r"""
-import json, sys
-report = {"mapped_before_llama": None}
-def hook(event, args):
-    if event == "ctypes.dlopen" and "llama" in str(args[0]) and report["mapped_before_llama"] is None:
-        with open("/proc/self/maps") as maps:
-            objects = {line.split()[-1] for line in maps if ".so" in line.rsplit("/", 1)[-1]}
-        report["mapped_before_llama"] = sorted(
-            o for o in objects if ("site-packages" in o or "dist-packages" in o) and "/llama_cpp/" not in o)
-sys.addaudithook(hook)
+LIBRARY = HOOK + r"""
 from ragcli import Notes
 with Notes() as notes:
     notes.index([sys.argv[2]])
@@ -96,16 +90,7 @@ with open(sys.argv[1], "w") as out:
 
 @linux_only
 def test_the_python_api_loads_llama_cpp_before_any_other_native_library(tmp_path, rag_home):
-    import os
-    import subprocess
-
-    from helpers import ROOT
-
-    report = tmp_path / "order-library.json"
-    env = dict(os.environ, PYTHONPATH=str(ROOT), RAG_DAEMON="off")
-    ok(subprocess.run([sys.executable, "-c", LIBRARY, str(report), str(EXAMPLES / "vault")],
-                      capture_output=True, env=env, timeout=600))
-    result = json.loads(report.read_text())
+    result = _native_order(tmp_path, str(EXAMPLES / "vault"), env={"RAG_DAEMON": "off"}, script=LIBRARY)
     assert result["hits"] > 0
     assert result["mapped_before_llama"] == [], "native libraries loaded before libllama"
 
