@@ -166,9 +166,7 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
         return sorted(out, key=lambda s: -s[0])
 
     if focus:  # the follow-up's own words lead; its subject, from the turn before, is read beside them
-        blend = vectors[len(queries) - 1] + q
-        focus_words = [(1 - W_SUBJECT) * a + W_SUBJECT * b for a, b in zip(words[-1], words[0])]
-        whole = scores(blend / (np.linalg.norm(blend) or 1.0), focus_words, focus)
+        whole = scores(*_beside(vectors[len(queries) - 1], words[-1], q, words[0]), focus)
     else:
         whole = scores(q, words[0], question)
     overall = {k: base for _rank, base, k in whole}
@@ -177,9 +175,7 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
     for i, part in enumerate(parts):  # one quote per part, the part's best
         # the parts of one question share its subject: a part is read with the whole question
         # ("how long should the shot take" is about the espresso the question began with)
-        blend = part_vecs[i] + q
-        part_words = [(1 - W_SUBJECT) * a + W_SUBJECT * b for a, b in zip(words[i + 1], words[0])]
-        ranked = scores(blend / (np.linalg.norm(blend) or 1.0), part_words, part)
+        ranked = scores(*_beside(part_vecs[i], words[i + 1], q, words[0]), part)
         if asks_figure(part):  # "how long should the shot take": a unit holding a duration answers it,
             # however many of the part's words "takes about three shots" shares; none holding one: missing
             typed = [r for r in ranked if holds_figure(units[r[2]].text, part)]
@@ -236,6 +232,14 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
     kept = _in_reading_order(_dedupe_contained(chosen))
     quotes = [_quote(n, score, unit) for n, (score, unit) in enumerate(kept, 1)]
     return Evidence(quotes, parts, part_scores, missing)
+
+
+def _beside(vec: np.ndarray, words: list[float], q: np.ndarray, question_words: list[float]):
+    """A part (or a chat follow-up's own words) read beside its whole question: the two
+    meanings summed, and the words weighed W_SUBJECT to the question's."""
+    blend = vec + q
+    return (blend / (np.linalg.norm(blend) or 1.0),
+            [(1 - W_SUBJECT) * a + W_SUBJECT * b for a, b in zip(words, question_words)])
 
 
 def _closest_section(sections: list[tuple[str, str]], vectors: np.ndarray, q: np.ndarray) -> tuple[str, str] | None:
