@@ -4,9 +4,11 @@
 
 Prints, never asserts:
 1. the backends llama.cpp was built with and the devices it sees (as `rag doctor` does);
-2. ragcli's embedder on MDN chunk texts (batches of 128, as indexing sends them), with flash
-   attention on, off, llama.cpp's auto and ragcli's choice, rounds alternating so a busy
-   machine hurts each alike; one-query latency for each; cosine of each against "on";
+2. ragcli's embedder on MDN chunk texts (batches of 128, as indexing sends them), with the
+   tokens per llama.cpp call of ``--batches`` and ragcli's default (``--compare batch``), or
+   flash attention on, off, llama.cpp's auto and ragcli's choice (``--compare flash``), rounds
+   alternating so a busy machine hurts each alike; one-query latency for each; cosine of
+   each against the first;
 3. `rag index` of the first ``--notes`` MDN notes (copied to a temp folder), a new process
    in an empty index: wall seconds and chunks/s;
 4. cold `rag search` and `rag ask` (new processes, no watcher): wall seconds, and from
@@ -79,22 +81,33 @@ def chunk_texts(env: dict, notes: list[Path], limit: int) -> list[str]:
     return texts[:limit]
 
 
-def embed_figures(env: dict, texts: list[str], rounds: int) -> None:
+def embed_variants(compare: str, batches: list[int]) -> dict[str, dict]:
+    """LlamaEmbedder arguments of each variant; the first is the one the others are set against."""
+    from ragcli.embed.llama import FLASH_AUTO, FLASH_OFF, FLASH_ON
+
+    if compare == "flash":
+        return {"on": {"flash_attn": FLASH_ON}, "off": {"flash_attn": FLASH_OFF},
+                "auto": {"flash_attn": FLASH_AUTO}, "ragcli": {}}
+    return {f"{b} tokens": {"batch_tokens": b} for b in batches} | {"ragcli's default": {}}
+
+
+def embed_figures(env: dict, texts: list[str], rounds: int, variants: dict[str, dict]) -> None:
     from ragcli.config import load_config
     from ragcli.embed.builtin import resolve_embed_model
-    from ragcli.embed.llama import FLASH_AUTO, FLASH_NAMES, FLASH_OFF, FLASH_ON, LlamaEmbedder
+    from ragcli.embed.llama import FLASH_NAMES, LlamaEmbedder
 
     config = load_config(env=env)
     path = resolve_embed_model(config).path
-    settings = {"on": FLASH_ON, "off": FLASH_OFF, "auto": FLASH_AUTO, "ragcli": None}
     embedders = {name: LlamaEmbedder(path, model_id="bench", n_threads=config.n_threads,
-                                     n_gpu_layers=config.n_gpu_layers, flash_attn=value)
-                 for name, value in settings.items()}
-    chosen = FLASH_NAMES[embedders["ragcli"].flash_attn]
-    print(f"embedder: {path.name}, n_gpu_layers {embedders['on'].n_gpu_layers}, "
-          f"{len(embedders['on']._workers)} context(s); ragcli's choice: flash attention {chosen}")
-    rates: dict[str, list[float]] = {n: [] for n in settings}
-    query: dict[str, list[float]] = {n: [] for n in settings}
+                                     n_gpu_layers=config.n_gpu_layers, **kwargs)
+                 for name, kwargs in variants.items()}
+    first = next(iter(embedders))
+    for name, e in embedders.items():
+        print(f"{name}: flash attention {FLASH_NAMES[e.flash_attn]}, {e._batch_tokens} tokens a call, "
+              f"{len(e._workers)} context(s), n_gpu_layers {e.n_gpu_layers}")
+    print(f"embedder: {path.name}")
+    rates: dict[str, list[float]] = {n: [] for n in variants}
+    query: dict[str, list[float]] = {n: [] for n in variants}
     vectors: dict[str, np.ndarray] = {}
     for e in embedders.values():
         e.embed(texts[:8])  # warm-up (allocations, GPU kernels)
@@ -108,12 +121,12 @@ def embed_figures(env: dict, texts: list[str], rounds: int) -> None:
                 started = time.perf_counter()
                 e.embed_queries([q[:200]])
                 query[name].append(time.perf_counter() - started)
-    base = statistics.median(rates["on"])
-    print(f"| flash attention | chunks/s (batches of {BATCH}, {len(texts)} chunks) | x 'on' | "
-          "one query, median ms | min cosine vs 'on' |")
+    base = statistics.median(rates[first])
+    print(f"| variant | chunks/s (batches of {BATCH}, {len(texts)} chunks) | x '{first}' | "
+          f"one query, median ms | min cosine vs '{first}' |")
     print("|---|---|---|---|---|")
-    for name in settings:
-        cos = float(np.min(np.sum(vectors[name] * vectors["on"], axis=1)))
+    for name in variants:
+        cos = float(np.min(np.sum(vectors[name] * vectors[first], axis=1)))
         print(f"| {name} | {' / '.join(f'{r:.1f}' for r in rates[name])} | "
               f"{statistics.median(rates[name]) / base:.2f} | {statistics.median(query[name]) * 1000:.1f} | "
               f"{cos:.6f} |")
@@ -171,6 +184,9 @@ def main() -> None:
     parser.add_argument("--question", default=None,
                         help="for search/ask (default: 'What is <title>?' of a note in the slice, so it is covered)")
     parser.add_argument("--skip", nargs="*", default=[], choices=["embed", "index", "query"])
+    parser.add_argument("--compare", choices=["flash", "batch"], default="batch",
+                        help="embedder variants: flash-attention settings, or tokens per call")
+    parser.add_argument("--batches", default="512,2048,4096,8192", help="tokens per call, for --compare batch")
     args = parser.parse_args()
 
     workdir = Path(tempfile.mkdtemp(prefix="bench-gpu-"))
@@ -182,7 +198,8 @@ def main() -> None:
     notes = mdn_notes(args.notes)
     try:
         if "embed" not in args.skip:
-            embed_figures(env, chunk_texts(env, notes, args.chunks), args.rounds)
+            variants = embed_variants(args.compare, [int(b) for b in args.batches.split(",")])
+            embed_figures(env, chunk_texts(env, notes, args.chunks), args.rounds, variants)
         if "index" not in args.skip:
             index_figures(env, notes, workdir)
         if "query" not in args.skip and "index" not in args.skip:

@@ -52,6 +52,23 @@ def _resume(notes: Path, home: Path, clean: Path, cached_before: int) -> None:
     assert_like_clean_build(notes, home, clean)
 
 
+def test_a_text_in_two_batches_in_a_row_is_embedded_once(tmp_path):
+    # Phase two embeds the next batch while it writes the last one. Copies of 100 one-chunk
+    # notes: the copies' chunks come in the batch after the originals', with the same vector
+    # key, while the originals' vectors are still being written.
+    for folder in ("a", "b"):
+        for i in range(100):
+            note = tmp_path / "notes" / folder / f"note {i:03}.md"
+            note.parent.mkdir(parents=True, exist_ok=True)
+            note.write_text(f"# Note {i}\n\nThe {i}th seed packet holds {i * 7} seeds of kale.\n")
+    home = tmp_path / "home"
+    report = json.loads(ok(rag("index", tmp_path / "notes", "--json", home=home)).stdout)
+    assert report["chunks_added"] == 200
+    assert report["embedded"] == _distinct_keys(home) == 100, report
+    code, checked = verify_json(home)
+    assert code == 0 and checked["vectors_pending"] == 0, checked
+
+
 def test_killed_in_phase_one_keyword_rows_first_then_resumed(tmp_path):
     # more files than a phase-one batch holds (FLUSH_FILES), so a batch is committed mid-phase
     notes = write_vault(tmp_path / "notes", notes=200, seed=23)

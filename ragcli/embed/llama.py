@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import itertools
 import queue
 import threading
 from collections.abc import Sequence
@@ -36,6 +37,9 @@ from ..errors import ModelError
 MINILM_MAX_TOKENS = 254
 # Tokens per llama_decode call: several chunks share one batch (see module docstring).
 DEFAULT_BATCH_TOKENS = 512
+# On a GPU a call's fixed cost (kernel launches, the copy back, a sync) outweighs the matmuls of
+# 512 tokens: 2.8 chunks a call kept an H200 mostly idle (bench/ISSUE21.md). Bigger batches there.
+GPU_BATCH_TOKENS = 4096
 _MAX_SEQS = 64  # sequences per batch; llama.cpp's limit is LLAMA_MAX_SEQ (256)
 # How a sentence vector is pooled from the token vectors (llama.cpp's llama_pooling_type).
 POOLINGS = {"mean": 1, "cls": 2, "last": 3}  # LLAMA_POOLING_TYPE_{MEAN,CLS,LAST}
@@ -84,6 +88,11 @@ class _Worker:
         self.dim = int(lc.llama_model_n_embd(model))
         self.ctx = self._new_context(model, batch_tokens, n_threads, flash_attn, pooling)
         self.batch = lc.llama_batch_init(batch_tokens, 0, _MAX_SEQS)
+        view = np.ctypeslib.as_array
+        self._tokens, self._pos = view(self.batch.token, (batch_tokens,)), view(self.batch.pos, (batch_tokens,))
+        # Every token has one sequence id and is an output (pooling reads them all): set once.
+        view(self.batch.n_seq_id, (batch_tokens,))[:] = 1
+        view(ctypes.cast(self.batch.logits, ctypes.POINTER(ctypes.c_int8)), (batch_tokens,))[:] = 1
 
     def _new_context(self, model, batch_tokens: int, n_threads: int, flash_attn: int, pooling: int):
         lc = self.lc
@@ -107,15 +116,18 @@ class _Worker:
     def decode(self, seqs: list[list[int]]) -> np.ndarray:
         """Pooled embeddings of ``seqs`` (one sequence id each) in one llama_decode."""
         lc, batch = self.lc, self.batch
+        lengths = [len(s) for s in seqs]
+        n = sum(lengths)
+        # Whole arrays at once: a GPU batch holds thousands of tokens, and five ctypes stores a
+        # token cost more than the decode of them there.
+        self._tokens[:n] = np.fromiter(itertools.chain.from_iterable(seqs), dtype=np.int32, count=n)
+        self._pos[:n] = np.concatenate([np.arange(k, dtype=np.int32) for k in lengths])
+        seq_ids = batch.seq_id
         n = 0
-        for seq_id, tokens in enumerate(seqs):
-            for pos, token in enumerate(tokens):
-                batch.token[n] = token
-                batch.pos[n] = pos
-                batch.n_seq_id[n] = 1
-                batch.seq_id[n][0] = seq_id
-                batch.logits[n] = True  # pooled embeddings need every token as output
-                n += 1
+        for seq_id, k in enumerate(lengths):
+            for i in range(n, n + k):
+                seq_ids[i][0] = seq_id
+            n += k
         batch.n_tokens = n
         memory = lc.llama_get_memory(self.ctx)
         if memory:  # causal embedding models keep a KV cache: start each batch empty
@@ -163,7 +175,7 @@ class LlamaEmbedder:
     """
 
     def __init__(self, path: Path, model_id: str, n_threads: int, n_gpu_layers: int = 0,
-                 batch_tokens: int = DEFAULT_BATCH_TOKENS, max_tokens: int | None = None,
+                 batch_tokens: int = 0, max_tokens: int | None = None,
                  flash_attn: bool | int | None = None, workers: int | None = None, pooling: str = "",
                  query_prefix: str = "", document_prefix: str = ""):
         lc = _llama()
@@ -183,6 +195,7 @@ class LlamaEmbedder:
         self.model_pooling = self._own_pooling()
         self._vocab = lc.llama_model_get_vocab(self._model)
         self.dim = int(lc.llama_model_n_embd(self._model))
+        batch_tokens = batch_tokens or (GPU_BATCH_TOKENS if on_gpu else DEFAULT_BATCH_TOKENS)
         window = int(lc.llama_model_n_ctx_train(self._model)) or batch_tokens
         self.max_tokens = min(max_tokens or window - 2, window - 2)
         self._batch_tokens = -(-max(batch_tokens, self.max_tokens + 2) // _MAX_SEQS) * _MAX_SEQS

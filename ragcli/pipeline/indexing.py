@@ -273,6 +273,16 @@ class Indexer(Closing):
         space = vector_space(embedder)
         return _Pending(record, [StoredChunk(c, vector_key(space, c.embed_text()), aliases) for c in chunks])
 
+    def _store_vectors(self, job, made: int, waiting: int) -> int:
+        """Write one embedded batch (``(keys, last path, future vectors)``, or None); how many."""
+        if job is None:
+            return 0
+        keys, path, vectors = job
+        self.idx.add_vectors(dict(zip(keys, vectors.result())))
+        report_progress(self.progress, "Embedding", min(made + len(keys), waiting), waiting,
+                        note=f"{made + len(keys)} vectors", item=path)
+        return len(keys)
+
     def _flush(self, pending: list[_Pending], report: IndexReport) -> None:
         """Phase one: write the batch of files (chunks and keyword rows) in one transaction.
         Chunks whose vector is cached get it now; the others wait for ``embed_pending``."""
@@ -303,19 +313,34 @@ class Indexer(Closing):
         made = 0
         report_progress(self.progress, "Embedding", 0, waiting, note="keyword search ready")
         after = 0  # the rowid of the last chunk done: each batch reads on from there
-        while True:
-            self.session.check_cancelled()
-            batch = self.idx.pending_vectors(FLUSH_CHUNKS, after)
-            if not batch and after:  # done only when a walk from the start finds nothing left
-                after, batch = 0, self.idx.pending_vectors(FLUSH_CHUNKS)
-            if not batch:
-                break
-            keys, ids, after = [b[0] for b in batch], [b[1] for b in batch], batch[-1][2]
-            chunks = self.idx.chunks(ids)
-            self.idx.add_vectors(dict(zip(keys, embedder.embed_documents([chunks[i].embed_text() for i in ids]))))
-            made += len(batch)
-            report_progress(self.progress, "Embedding", min(made, waiting), waiting,
-                            note=f"{made} vectors", item=chunks[batch[-1][1]].path)
+        # One batch embeds on a thread while the one before it is written: on a GPU the store
+        # write was a fifth of this phase, time the embedder sat idle (bench/ISSUE21.md).
+        from concurrent.futures import ThreadPoolExecutor
+
+        # Leaving the block waits for the batch on the thread: the embedder is idle when it closes.
+        with ThreadPoolExecutor(1, thread_name_prefix="ragcli-embed-ahead") as ahead:
+            inflight = None
+            while True:
+                self.session.check_cancelled()
+                batch = self.idx.pending_vectors(FLUSH_CHUNKS, after)
+                if not batch and after:  # done only when a walk from the start finds nothing left
+                    made += self._store_vectors(inflight, made, waiting)
+                    inflight, after = None, 0  # written first: the walk must not pick it again
+                    batch = self.idx.pending_vectors(FLUSH_CHUNKS)
+                if not batch:
+                    break
+                after = batch[-1][2]
+                # A text repeated across the two batches (one key) is embedded once.
+                batch = [b for b in batch if inflight is None or b[0] not in inflight[0]]
+                if not batch:
+                    continue
+                keys, ids = [b[0] for b in batch], [b[1] for b in batch]
+                chunks = self.idx.chunks(ids)
+                texts = [chunks[i].embed_text() for i in ids]
+                job = (keys, chunks[ids[-1]].path, ahead.submit(embedder.embed_documents, texts))
+                made += self._store_vectors(inflight, made, waiting)
+                inflight = job
+            made += self._store_vectors(inflight, made, waiting)
         self.idx.pending_done()
         if report is not None:  # a run stopped in here raises: no report goes out
             report.embedded += made
