@@ -56,7 +56,6 @@ class Config:
     threads: int = 0  # 0: all cores
     # models: layers of the embedder *and* the generator put on the GPU
     n_gpu_layers: int = -1  # -1: all layers when llama.cpp has a GPU backend, else none
-    embed_batch_tokens: int = 0  # tokens per embedding call; 0: 512 on the CPU, 4096 on a GPU
     # parsing limits
     parse_timeout: float = 30.0
     parse_memory_mb: int = 1024

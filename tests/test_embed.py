@@ -10,7 +10,7 @@ import pytest
 
 from ragcli.config import load_config
 from ragcli.embed import Embedder, make_embedder
-from ragcli.embed.llama import DEFAULT_BATCH_TOKENS, LlamaEmbedder
+from ragcli.embed.llama import LlamaEmbedder
 
 
 @pytest.fixture(scope="module")
@@ -141,20 +141,6 @@ def test_prefixes_go_on_queries_and_on_documents_and_change_the_vector(embedder,
         assert prefixed.settings == {"query_prefix": "search_query: ", "document_prefix": "search_document: "}
     finally:
         prefixed.close()
-
-
-def test_tokens_per_call_is_a_setting_and_bigger_calls_give_the_same_vectors(embedder, models_dir, tmp_path_factory):
-    # 512 on the CPU unless set; a GPU's default is bigger (GPU_BATCH_TOKENS): the packing
-    # changes, the vectors must not.
-    assert embedder._batch_tokens == DEFAULT_BATCH_TOKENS
-    big = _embedder_with(models_dir, tmp_path_factory, embed_batch_tokens="4096")
-    try:
-        assert big._batch_tokens == 4096
-        texts = [f"note {i}: " + "the watcher re-indexes a saved file " * (1 + i % 7) for i in range(40)]
-        small_vectors, big_vectors = embedder.embed(texts), big.embed(texts)
-        assert float(np.min(np.sum(small_vectors * big_vectors, axis=1))) > 0.9999
-    finally:
-        big.close()
 
 
 def test_cls_pooling_differs_from_mean_and_mean_named_is_the_default(embedder, models_dir, tmp_path_factory):

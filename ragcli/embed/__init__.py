@@ -113,7 +113,6 @@ def make_embedder(config: Config, progress: ProgressFn | None = None) -> Embedde
         model_id=model_id_for(spec.path, name, config.models_dir),
         n_threads=config.n_threads,
         n_gpu_layers=config.n_gpu_layers,
-        batch_tokens=config.embed_batch_tokens,
         max_tokens=MINILM_MAX_TOKENS if builtin else usage["max_tokens"],
         pooling=usage["pooling"],
         query_prefix=usage["query_prefix"],

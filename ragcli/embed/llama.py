@@ -37,9 +37,9 @@ from ..errors import ModelError
 MINILM_MAX_TOKENS = 254
 # Tokens per llama_decode call: several chunks share one batch (see module docstring).
 DEFAULT_BATCH_TOKENS = 512
-# On a GPU a call's fixed cost (kernel launches, the copy back, a sync) outweighs the matmuls of
-# 512 tokens: 2.8 chunks a call kept an H200 mostly idle (bench/ISSUE21.md). Bigger batches there.
-GPU_BATCH_TOKENS = 4096
+# The same on a GPU: on an H200, 256-1,024 tokens a call embed alike (1,000-1,500 chunks/s) and
+# 4,096 at half that, since CUDA runs MiniLM's attention without flash attention, over the whole
+# packed batch (bench/ISSUE21.md).
 _MAX_SEQS = 64  # sequences per batch; llama.cpp's limit is LLAMA_MAX_SEQ (256)
 # How a sentence vector is pooled from the token vectors (llama.cpp's llama_pooling_type).
 POOLINGS = {"mean": 1, "cls": 2, "last": 3}  # LLAMA_POOLING_TYPE_{MEAN,CLS,LAST}
@@ -175,7 +175,7 @@ class LlamaEmbedder:
     """
 
     def __init__(self, path: Path, model_id: str, n_threads: int, n_gpu_layers: int = 0,
-                 batch_tokens: int = 0, max_tokens: int | None = None,
+                 batch_tokens: int = DEFAULT_BATCH_TOKENS, max_tokens: int | None = None,
                  flash_attn: bool | int | None = None, workers: int | None = None, pooling: str = "",
                  query_prefix: str = "", document_prefix: str = ""):
         lc = _llama()
@@ -195,7 +195,6 @@ class LlamaEmbedder:
         self.model_pooling = self._own_pooling()
         self._vocab = lc.llama_model_get_vocab(self._model)
         self.dim = int(lc.llama_model_n_embd(self._model))
-        batch_tokens = batch_tokens or (GPU_BATCH_TOKENS if on_gpu else DEFAULT_BATCH_TOKENS)
         window = int(lc.llama_model_n_ctx_train(self._model)) or batch_tokens
         self.max_tokens = min(max_tokens or window - 2, window - 2)
         self._batch_tokens = -(-max(batch_tokens, self.max_tokens + 2) // _MAX_SEQS) * _MAX_SEQS
