@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -34,15 +35,19 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (pos - low)
 
 
-def one(tree: Path, query: str, mode: str) -> float:
+def one(tree: Path, query: str, mode: str) -> tuple[float, float]:
+    """(wall seconds, CPU seconds: user + system) of one cold search. The CPU time is what an
+    idle machine's wall time comes near, when a busy one stretches the wall."""
     env = dict(os.environ, PYTHONPATH=str(tree), RAG_DAEMON="off")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "ragcli.cli", "search", query, "--mode", mode],
                           env=env, cwd=tempfile.gettempdir(), capture_output=True, text=True)
     seconds = time.perf_counter() - started
     if proc.returncode != 0:
         raise SystemExit(f"{tree}: rag search failed ({proc.returncode}): {proc.stderr[-500:]}")
-    return seconds
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return seconds, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def main() -> None:
@@ -58,14 +63,17 @@ def main() -> None:
     for label, tree in trees.items():  # one untimed run each: the page cache, the .pyc files
         one(tree, QUERIES[0], args.mode)
     times: dict[str, list[float]] = {label: [] for label in trees}
+    cpu: dict[str, list[float]] = {label: [] for label in trees}
     for r in range(args.runs):
         for label, tree in (trees.items() if r % 2 == 0 else reversed(list(trees.items()))):
-            times[label].append(one(tree, QUERIES[r % len(QUERIES)], args.mode))
+            wall, used = one(tree, QUERIES[r % len(QUERIES)], args.mode)
+            times[label].append(wall)
+            cpu[label].append(used)
     print(f"cold `rag search --mode {args.mode}`, {args.runs} runs per tree, interleaved; "
           f"load average {os.getloadavg()[0]:.1f}, cpu_count {os.cpu_count()}")
     for label, values in times.items():
         print(f"{label:7s} p50 {percentile(values, 50):6.3f} s   p95 {percentile(values, 95):6.3f} s   "
-              f"mean {statistics.mean(values):6.3f} s")
+              f"mean {statistics.mean(values):6.3f} s   CPU p50 {percentile(cpu[label], 50):6.3f} s")
     b, a = percentile(times["before"], 50), percentile(times["after"], 50)
     print(f"after/before p50 ratio {a / b:.2f}, p95 ratio "
           f"{percentile(times['after'], 95) / percentile(times['before'], 95):.2f}")

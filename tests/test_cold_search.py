@@ -42,10 +42,13 @@ def test_flat_search_gives_what_chroma_gives(example_vault_env):
         embedder.close()
 
 
-def test_a_one_off_search_never_imports_chromadb(example_vault_env):
+def test_a_one_off_search_never_imports_chromadb_nor_the_generation_side_of_llama_cpp(example_vault_env):
+    # the query's vector needs llama.cpp's C API only, not the high-level Llama, its chat
+    # formats and jinja2 (models/llama.py, bindings_only)
     code = ("import sys\nfrom ragcli.cli import main\n"
             "try:\n    main(['search', 'backups', '--json'])\nexcept SystemExit:\n    pass\n"
-            "print('HEAVY', [m for m in ('chromadb',) if m in sys.modules], file=sys.stderr)")
+            "print('HEAVY', [m for m in ('chromadb', 'llama_cpp.llama', 'jinja2') if m in sys.modules],"
+            " file=sys.stderr)")
     env = rag_env(env={**example_vault_env, "RAG_DAEMON": "off"})
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr

@@ -71,7 +71,7 @@ def _llama():
     global _backend_ready
     from ..models.llama import load_llama_cpp
 
-    llama_cpp = load_llama_cpp()
+    llama_cpp = load_llama_cpp(bindings_only=True)
     with _backend_lock:
         if not _backend_ready:
             llama_cpp.llama_backend_init()

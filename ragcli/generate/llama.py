@@ -190,7 +190,9 @@ def _decode_threads(path: Path, cores: int) -> int:
 
 def prefix_key(model_path: Path, n_ctx: int, placement: str, tokens: list[int]) -> str:
     """The file-name key of a saved system-prompt state (see ``_PrefixCache``)."""
-    import llama_cpp
+    from ..models.llama import load_llama_cpp
+
+    llama_cpp = load_llama_cpp()
 
     st = model_path.stat()
     raw = json.dumps([str(model_path.resolve()), st.st_size, st.st_mtime_ns, n_ctx,

@@ -42,7 +42,9 @@ def check_versions() -> list[Check]:
 
 def check_llama_build() -> list[Check]:
     try:
-        import llama_cpp
+        from ..models.llama import load_llama_cpp
+
+        llama_cpp = load_llama_cpp()
     except Exception as exc:  # noqa: BLE001 - a broken native build raises all sorts
         return [Check("llama.cpp", "build", FAIL, f"cannot import llama_cpp: {exc}",
                       "Reinstall: pip install --force-reinstall --no-cache-dir llama-cpp-python",

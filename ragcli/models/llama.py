@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import importlib
+import importlib.util
 import os
+import sys
+import threading
 
 from ..errors import ModelError
 
 
 _log_callback = None  # kept referenced: llama.cpp calls it from C
+_import_lock = threading.RLock()
 _captured: list[str] | None = None  # llama.cpp's log lines while ``captured_log`` runs
 
 
@@ -32,18 +37,24 @@ def _on_log(level, text, user_data) -> None:
         _captured.append(text.decode("utf-8", "replace"))
 
 
-def load_llama_cpp():
+def load_llama_cpp(bindings_only: bool = False):
     """``import llama_cpp`` with llama.cpp's log routed to nothing (RAG_LLAMA_LOG=1 keeps it).
 
     llama-cpp-python's ``verbose=False`` is not enough with llama.cpp 0.3.36: its level map
     predates ggml's renumbered log levels, so warnings still reach stderr.
+
+    ``bindings_only``: its C API alone (``llama_cpp.llama_cpp``), all the embedder uses. The
+    package's ``__init__`` also imports the high-level ``Llama`` with its chat formats and
+    jinja2: 0.2 s of a cold `rag search` on a busy 2-core machine, which only embeds its
+    query. A later full load runs that ``__init__`` then.
     """
     global _log_callback
     # OpenMP's default busy-wait collapses llama.cpp on a busy 2-core machine (measured: 2.5 vs
     # 28 tokens/s generating, and indexing several times slower); it is read once, at load.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     try:
-        import llama_cpp
+        with _import_lock:
+            llama_cpp = _bindings() if bindings_only else _package()
     except ImportError as exc:
         raise ModelError(f"llama-cpp-python cannot be imported: {exc}",
                          hint="Install it: pip install llama-cpp-python") from None
@@ -52,3 +63,33 @@ def load_llama_cpp():
         llama_cpp.llama_log_set(_log_callback, ctypes.c_void_p(0))
     return llama_cpp
 
+
+_partial = None  # the llama_cpp package, registered without running its __init__ yet
+
+
+def _bindings():
+    global _partial
+    if "llama_cpp" not in sys.modules:
+        spec = importlib.util.find_spec("llama_cpp")
+        if spec is None:
+            raise ImportError("No module named 'llama_cpp'")
+        _partial = sys.modules["llama_cpp"] = importlib.util.module_from_spec(spec)
+        _partial.__getattr__ = _finish  # anyone reaching for the rest (llama_cpp.Llama) gets it
+    return importlib.import_module("llama_cpp.llama_cpp")
+
+
+def _finish(name: str):
+    with _import_lock:
+        package = _package()
+    return getattr(package, name)
+
+
+def _package():
+    global _partial
+    if _partial is not None:
+        package, _partial = _partial, None
+        del package.__getattr__
+        package.__spec__.loader.exec_module(package)  # its submodules already loaded are reused
+    import llama_cpp
+
+    return llama_cpp
