@@ -260,6 +260,31 @@ def _search_reports(code: Path, label: str, env: dict, questions: list[dict]) ->
     print(f"[{label}] {len(questions)} searches in {seconds:.1f}s (one process); missed at 3: " + "; ".join(misses))
 
 
+def audit_pages(home: Path) -> None:
+    """For each report question, the pages of its file beyond ``page`` and ``also_pages`` that
+    hold every one of its key figures (``facts``), read from the index in ``home``: candidates
+    for ``also_pages``, to be read by eye (a figure alone, "65" or "FY 2023", is on many pages
+    that do not answer)."""
+    import sqlite3
+    from collections import defaultdict
+
+    db = sqlite3.connect(f"file:{home / 'index' / 'manifest.sqlite'}?mode=ro", uri=True)
+    pages: dict[tuple[str, int], list[str]] = defaultdict(list)
+    for path, page, text in db.execute("SELECT path, page, text FROM chunks WHERE page IS NOT NULL ORDER BY ordinal"):
+        pages[(Path(path).name, page)].append(text)
+    db.close()
+    for line in REPORTS.read_text().splitlines():
+        if not line.strip():
+            continue
+        q = json.loads(line)
+        labelled = {q["page"], *q.get("also_pages", [])}
+        other = sorted(page for (name, page), texts in pages.items() if name == q["file"] and page not in labelled
+                       and all(fact in " ".join(texts) for fact in q["facts"]))
+        if other:
+            print(f"{q['id']} ({q['kind']}, facts {q['facts']}): labelled {sorted(labelled)}; "
+                  f"every fact also on {other}")
+
+
 # ---------------------------------------------------------------- main
 
 
@@ -275,9 +300,13 @@ def main() -> None:
     ap.add_argument("--reports-home", type=Path,
                     help="with --reports: search the reports' index in this RAG_HOME as it is (no indexing), "
                          "e.g. what bench_answers2.py built under --homes (HOMES/shared/reports)")
+    ap.add_argument("--audit-pages", action="store_true",
+                    help="with --reports-home: only list the other pages that hold every key figure of a question")
     ap.add_argument("--no-hostile", action="store_true", help="skip the bomb and the honest big streams")
     ap.add_argument("--before", help="also index with the code at this git revision")
     opts = ap.parse_args()
+    if opts.audit_pages and opts.reports_home:
+        return audit_pages(opts.reports_home)
 
     import pypdf
 
