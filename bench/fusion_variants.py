@@ -34,7 +34,7 @@ class Variant(Fusion):
     # (lower ones, found by the keyword side only, clip to 0)
     vector_scale: str = "pool"
 
-    def fuse(self, vec, kw, evidence, kw_scores, scale, unvectored=frozenset(), on_pages=frozenset()):
+    def fuse(self, vec, kw, evidence, kw_scores, scale):
         if self.method == "rrf":
             return fuse_rrf(vec, kw)
         if not self.complete:  # each side's own candidates only, as found
@@ -45,4 +45,4 @@ class Variant(Fusion):
         if self.vector_scale == "own" and own:
             low, span = min(own), max(max(own) - min(own), 1e-9)
             evidence = {c: min(max((s - low) / span, 0.0), 1.0) for c, s in evidence.items()}
-        return fuse_convex(evidence, kw_scores, self.alpha, scale, self.full_keyword_cover, unvectored, on_pages)
+        return fuse_convex(evidence, kw_scores, self.alpha, scale, self.full_keyword_cover)

@@ -41,8 +41,7 @@ def _minmax(scores: dict[str, float]) -> dict[str, float]:
 
 def fuse_convex(vec: dict[str, float], kw: dict[str, float], alpha: float = ALPHA,
                 keyword_scale: float | None = None, full_cover: float = 0.0,
-                unvectored: frozenset[str] = frozenset(),
-                on_pages: frozenset[str] = frozenset()) -> list[tuple[str, float]]:
+                unvectored: frozenset[str] = frozenset()) -> list[tuple[str, float]]:
     """alpha * normalised cosine + (1 - alpha) * normalised bm25, over the union of candidates.
 
     Cosines are min-max normalised over the pool. bm25 is min-max
@@ -59,14 +58,10 @@ def fuse_convex(vec: dict[str, float], kw: dict[str, float], alpha: float = ALPH
     the vector side's weight (bench/bench_pending.py: hit@5 with 10% of the vectors in 0.607,
     keyword search alone 0.612; scoring them 0 on the vector side gave 0.388; the keyword
     score itself, which rarely reaches 1 where the best cosine always does, 0.536).
-
-    ``on_pages``: the candidates on a PDF page. Their bm25 is divided by the best of theirs
-    where that passes ``keyword_scale``, instead of being cut at 1 (``_page_keywords``).
     """
     v = _minmax(vec)
     if keyword_scale:
         b = {c: min(max(s, 0.0) / keyword_scale, 1.0) for c, s in kw.items()}
-        b.update(_page_keywords(kw, keyword_scale, on_pages))
     else:
         b = _minmax(kw)
     beta = 1.0 - alpha
@@ -79,24 +74,6 @@ def fuse_convex(vec: dict[str, float], kw: dict[str, float], alpha: float = ALPH
             v[c] = ranks.get(c, 0.0)
     scores = {c: (1.0 - beta) * v.get(c, 0.0) + beta * b.get(c, 0.0) for c in set(v) | set(b)}
     return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
-
-
-def _page_keywords(kw: dict[str, float], keyword_scale: float, on_pages: frozenset[str]) -> dict[str, float]:
-    """The keyword side of the candidates on PDF pages: bm25 over the larger of
-    ``keyword_scale`` and their best bm25, so their order survives past "every query term once".
-
-    Every chunk of a PDF carries the report's title, and its heading carries what the report
-    is about (organisation, period: ``ingest``), so a question that names its report matches
-    those words on every page of it. Table pages repeat their row and column words too. Most
-    of a report's best candidates passed the scale, were all cut to 1, and only their cosines
-    ordered them. A note's chunks keep the cut: a note's title and headings say which note,
-    not which report, and the Markdown sets lose a question when theirs is lifted
-    (bench/ISSUE20.md). The best page scores 1 at most, as the best note does, so neither kind
-    outranks the other by its scale. Reports' tune half (bench/ISSUE20.md): page hit@1
-    0.50 -> 0.53 with ``pages_first``; check half hit@3 0.82 -> 0.88."""
-    scores = {c: max(kw[c], 0.0) for c in on_pages if c in kw}
-    top = max(keyword_scale, max(scores.values(), default=0.0))
-    return {c: s / top for c, s in scores.items()}
 
 
 def fts_query(text: str) -> str:

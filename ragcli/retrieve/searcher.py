@@ -72,15 +72,13 @@ class Fusion:
 
     def fuse(self, vec: list[tuple[str, float]], kw: list[tuple[str, float]], evidence: dict[str, float],
              kw_scores: dict[str, float], scale: float | None,
-             unvectored: frozenset[str] = frozenset(),
-             on_pages: frozenset[str] = frozenset()) -> list[tuple[str, float]]:
+             unvectored: frozenset[str] = frozenset()) -> list[tuple[str, float]]:
         """Rank the candidates: ``vec`` and ``kw`` are each side's own ranked candidates,
         ``evidence`` and ``kw_scores`` every candidate's cosine (with its note's evidence)
         and bm25, ``scale`` the bm25 of an average chunk holding every query term once (the
         sum of the terms' idf, as FTS5's bm25 has k1 = 1.2); ``unvectored``: candidates not
-        embedded yet (ranked by their keywords alone, ``fuse_convex``); ``on_pages``: candidates
-        on a PDF page (their keyword side, ``fuse_convex``)."""
-        return fuse_convex(evidence, kw_scores, self.alpha, scale, self.full_keyword_cover, unvectored, on_pages)
+        embedded yet (ranked by their keywords alone, ``fuse_convex``)."""
+        return fuse_convex(evidence, kw_scores, self.alpha, scale, self.full_keyword_cover, unvectored)
 
 
 class Searcher:
@@ -171,11 +169,9 @@ class Searcher:
         # keyword candidates with no cosine have no vector yet (phase two of `rag index` is on)
         unvectored = frozenset(c for c in kw_scores if c not in vec_scores)
         evidence = self._with_notes(qvec, vec_scores)
-        pages = self.index.chunk_pages(list(kw_scores))  # every candidate: kw_scores holds both sides
-        # passed only when there are some, so a Fusion written for the plain call still fuses
-        extra = {name: ids for name, ids in (("unvectored", unvectored), ("on_pages", frozenset(pages))) if ids}
-        ranked = self.fusion.fuse(vec, kw, evidence, kw_scores, scale, **extra)
-        return self._hits(ranked, vec_scores, kw_scores, k, pages)
+        ranked = (self.fusion.fuse(vec, kw, evidence, kw_scores, scale, unvectored=unvectored) if unvectored
+                  else self.fusion.fuse(vec, kw, evidence, kw_scores, scale))
+        return self._hits(ranked, vec_scores, kw_scores, k)
 
     def _respelled(self, match: str) -> str:
         """The keyword query with each word that is in no chunk replaced by the indexed term
@@ -210,13 +206,10 @@ class Searcher:
             return None
         return self.index.filter_paths(filters.path, filters.tag, filters.since, filters.until)
 
-    def _hits(self, ranked: list[tuple[str, float]], vec: dict, kw: dict, k: int,
-              pages: dict[str, tuple[str, int]] | None = None) -> list[Hit]:
-        """The first ``k`` of the ranking as hits, one chunk per PDF page first (``pages_first``;
-        ``pages``: the candidates' pages, when already read)."""
-        if pages is None:
-            pages = self.index.chunk_pages([cid for cid, _ in ranked])
-        ranked = pages_first(ranked, pages)[:k]
+    def _hits(self, ranked: list[tuple[str, float]], vec: dict, kw: dict, k: int) -> list[Hit]:
+        """The first ``k`` of the ranking as hits, the first places on distinct PDF pages
+        (``pages_first``)."""
+        ranked = pages_first(ranked, self.index.chunk_pages([cid for cid, _ in ranked]))[:k]
         chunks = self.index.chunks([cid for cid, _ in ranked])
         hits = []
         for cid, score in ranked:
@@ -235,8 +228,8 @@ def pages_first(ranked: list[tuple[str, float]], pages: dict[str, tuple[str, int
     paragraph: deferring them past every page's first cost ``rag ask`` a key figure on the
     reports (rp-23's "219 of 422" and rp-18's row fell out of its 5 hits; facts shown 0.669 ->
     0.662). ``pages``: the (path, page) of the chunks on a PDF page; a note's chunks (no page)
-    keep their places. Reports' tune half (bench/ISSUE20.md): page hit@3 0.79 -> 0.82; check
-    half the same."""
+    keep their places. Reports' tune half (bench/ISSUE20.md): page hit@3 0.88 -> 0.91 (0.79 ->
+    0.82 before the labels were reviewed); check half the same."""
     first: list[tuple[str, float]] = []
     rest: list[tuple[str, float]] = []
     seen: set[tuple[str, int]] = set()
