@@ -190,12 +190,22 @@ searcher.close()
 """
 
 
-def report_hits(code: Path, label: str, work: Path, report_files: str = "*") -> None:
-    """Index the reports the question set asks about, then search every question."""
-    import subprocess
-
+def report_hits(code: Path, label: str, work: Path, report_files: str = "*", home: Path | None = None) -> None:
+    """Index the reports the question set asks about (unless ``home`` holds their index
+    already), then search every question."""
     questions = [json.loads(line) for line in REPORTS.read_text().splitlines() if line.strip()]
     questions = [q for q in questions if fnmatch.fnmatch(q["file"], report_files)]
+    if home is not None:
+        env = rag_env(home, code)
+        warm_models(env)
+        print(f"[{label}] the reports' index in {home}, as it is")
+    else:
+        env = _index_reports(code, label, work, questions)
+    if env is not None:
+        _search_reports(code, label, env, questions)
+
+
+def _index_reports(code: Path, label: str, work: Path, questions: list[dict]) -> dict | None:
     folder = work / f"reports-{label.split()[0]}"
     folder.mkdir(exist_ok=True)
     for name in sorted({q["file"] for q in questions}):
@@ -206,12 +216,20 @@ def report_hits(code: Path, label: str, work: Path, report_files: str = "*") -> 
     run = rag(["index", str(folder), "--json"], env)
     if run.rc != 0:
         print(f"[{label}] rag index failed ({run.rc}): {run.err.decode(errors='replace')[-1500:]}")
-        return
+        return None
     report = run.json()
     pages = sum(len(__import__("pypdf").PdfReader(str(p)).pages) for p in folder.glob("*.pdf"))
     print(f"[{label}] rag index of the {report['files_indexed']} reports ({pages} pages): {run.seconds:.0f}s wall, "
           f"{pages / run.seconds:.1f} pages/s, {report['chunks_added']} chunks, failed {len(report['files_failed'])}, "
           f"peak RSS {run.peak_mb:.0f} MB")
+    return env
+
+
+def _search_reports(code: Path, label: str, env: dict, questions: list[dict]) -> None:
+    """Every question searched in one process; hit@1/hit@3 overall, by kind and by half (odd
+    ids tune, even ids check)."""
+    import subprocess
+
     t = time.perf_counter()
     out = subprocess.run([sys.executable, "-c", SEARCH_ALL], input="".join(json.dumps(q) + "\n" for q in questions),
                          capture_output=True, text=True, env=env, cwd=str(code))
@@ -219,14 +237,16 @@ def report_hits(code: Path, label: str, work: Path, report_files: str = "*") -> 
         print(f"[{label}] search failed: {out.stderr[-1500:]}")
         return
     seconds = time.perf_counter() - t
-    score = {kind: [0, 0, 0, 0] for kind in ("all", "table", "text")}  # questions, file@1, hit@1, hit@3
+    groups = ("all", "table", "text", "tune", "tune table", "tune text", "check", "check table", "check text")
+    score = {group: [0, 0, 0, 0] for group in groups}  # questions, file@1, hit@1, hit@3
     misses = []
     for q, line in zip(questions, out.stdout.splitlines()):
         hits = [(Path(p).name, page) for p, page in json.loads(line)]
         want = {q["page"], *q.get("also_pages", [])}
         ranks = [i for i, (name, page) in enumerate(hits, 1) if name == q["file"] and page in want]
-        for kind in ("all", q["kind"]):
-            s = score[kind]
+        half = "tune" if int(q["id"].rsplit("-", 1)[1]) % 2 else "check"
+        for group in ("all", q["kind"], half, f"{half} {q['kind']}"):
+            s = score[group]
             s[0] += 1
             s[1] += bool(hits) and hits[0][0] == q["file"]
             s[2] += bool(ranks) and ranks[0] == 1
@@ -235,9 +255,34 @@ def report_hits(code: Path, label: str, work: Path, report_files: str = "*") -> 
             misses.append(f"{q['id']} (want {Path(q['file']).stem[-24:]} p{q['page']}, got "
                           f"{', '.join(f'{Path(n).stem[-24:]} p{p}' for n, p in hits)})")
     for kind, (n, file1, hit1, hit3) in score.items():
-        print(f"[{label}] {kind:5s} questions {n:3d}: file@1 {file1 / n:.2f}  hit@1 {hit1 / n:.2f}  "
+        print(f"[{label}] {kind:11s} questions {n:3d}: file@1 {file1 / n:.2f}  hit@1 {hit1 / n:.2f}  "
               f"hit@3 {hit3 / n:.2f}")
     print(f"[{label}] {len(questions)} searches in {seconds:.1f}s (one process); missed at 3: " + "; ".join(misses))
+
+
+def audit_pages(home: Path) -> None:
+    """For each report question, the pages of its file beyond ``page`` and ``also_pages`` that
+    hold every one of its key figures (``facts``), read from the index in ``home``: candidates
+    for ``also_pages``, to be read by eye (a figure alone, "65" or "FY 2023", is on many pages
+    that do not answer)."""
+    import sqlite3
+    from collections import defaultdict
+
+    db = sqlite3.connect(f"file:{home / 'index' / 'manifest.sqlite'}?mode=ro", uri=True)
+    pages: dict[tuple[str, int], list[str]] = defaultdict(list)
+    for path, page, text in db.execute("SELECT path, page, text FROM chunks WHERE page IS NOT NULL ORDER BY ordinal"):
+        pages[(Path(path).name, page)].append(text)
+    db.close()
+    for line in REPORTS.read_text().splitlines():
+        if not line.strip():
+            continue
+        q = json.loads(line)
+        labelled = {q["page"], *q.get("also_pages", [])}
+        other = sorted(page for (name, page), texts in pages.items() if name == q["file"] and page not in labelled
+                       and all(fact in " ".join(texts) for fact in q["facts"]))
+        if other:
+            print(f"{q['id']} ({q['kind']}, facts {q['facts']}): labelled {sorted(labelled)}; "
+                  f"every fact also on {other}")
 
 
 # ---------------------------------------------------------------- main
@@ -252,9 +297,16 @@ def main() -> None:
                     help="the report question set (bench/questions/reports.jsonl) instead of the table questions")
     ap.add_argument("--report-files", default="*",
                     help="with --reports: only the questions on reports matching this glob (a shorter run)")
+    ap.add_argument("--reports-home", type=Path,
+                    help="with --reports: search the reports' index in this RAG_HOME as it is (no indexing), "
+                         "e.g. what bench_answers2.py built under --homes (HOMES/shared/reports)")
+    ap.add_argument("--audit-pages", action="store_true",
+                    help="with --reports-home: only list the other pages that hold every key figure of a question")
     ap.add_argument("--no-hostile", action="store_true", help="skip the bomb and the honest big streams")
     ap.add_argument("--before", help="also index with the code at this git revision")
     opts = ap.parse_args()
+    if opts.audit_pages and opts.reports_home:
+        return audit_pages(opts.reports_home)
 
     import pypdf
 
@@ -332,7 +384,8 @@ def main() -> None:
               f"({worst['slowest_page_s']:.2f}s)")
     if not opts.no_index:
         print()
-        hits = functools.partial(report_hits, report_files=opts.report_files) if opts.reports else table_hits
+        hits = (functools.partial(report_hits, report_files=opts.report_files, home=opts.reports_home)
+                if opts.reports else table_hits)
         if opts.before:
             before = worktree_at(opts.before)
             try:

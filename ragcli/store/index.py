@@ -103,6 +103,7 @@ class Index(Closing):
     cosines = _part("reads", "cosines")
     note_centroids = _part("reads", "note_centroids")
     note_headings = _part("reads", "note_headings")
+    chunk_pages = _part("reads", "chunk_pages")
     filter_paths = _part("reads", "filter_paths")
     rebuild_keywords = _part("_m", "rebuild_keywords")
     drop_orphan_chunks = _part("_m", "drop_orphan_chunks")

@@ -15,7 +15,7 @@ import numpy as np
 from . import keywords
 from .flat import FLAT_MAX_CHUNKS, FlatVectors
 from .live import Vectors
-from .manifest import Manifest
+from .manifest import Manifest, rows_in
 from .notes import note_centroids
 
 
@@ -90,6 +90,11 @@ class Searching:
         """The headings a note's chunks stand under, in the note's order, each once."""
         rows = self._m.db.execute("SELECT heading FROM chunks WHERE path = ? ORDER BY ordinal", (path,))
         return list(dict.fromkeys(row[0] for row in rows))
+
+    def chunk_pages(self, ids: Sequence[str]) -> dict[str, tuple[str, int]]:
+        """The (path, page) of each chunk of ``ids`` that stands on a PDF page."""
+        sql = "SELECT id, path, page FROM chunks WHERE page IS NOT NULL AND id IN"
+        return {cid: (path, page) for cid, path, page in rows_in(self._m.db, sql, ids)}
 
     def note_centroids(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """chunk id -> the centroid of its note's chunk vectors, where known."""
