@@ -1,0 +1,61 @@
+"""A word no note uses, in the user's own words: refused only when no quote says it otherwise.
+
+The example vault, its real index and the real embedding model, through `rag ask --json`.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ragcli.cli import main
+from ragcli.config import load_config
+from ragcli.retrieve import Searcher
+from ragcli.retrieve.relevance import said_otherwise
+
+
+def _ask(monkeypatch, capsys, env: dict[str, str], question: str) -> dict:
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    assert main(["ask", question, "--quotes", "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def _shown(result: dict) -> str:
+    return "\n".join([q["text"] for q in result["quotes"]] + [result["answer"]])
+
+
+def test_a_word_said_in_other_words_is_heard_and_one_that_is_not_is_not(example_vault_env):
+    searcher = Searcher(load_config(env=example_vault_env))
+    try:
+        texts = ["To log out and clear stored credentials: ob logout"]
+        assert said_otherwise(["wipe", "loud"], texts, searcher.embed_passages) == ["wipe"]
+        assert said_otherwise([], texts, searcher.embed_passages) == []
+    finally:
+        searcher.close()
+
+
+def test_a_question_in_other_words_than_the_notes_is_answered(example_vault_env, monkeypatch, capsys):
+    """No note says "loaf", but the Sourdough note's dough is one: the quotes are shown, the word
+    named. Weak evidence for a word that nothing quoted comes near ("hotel") is still refused."""
+    result = _ask(monkeypatch, capsys, example_vault_env, "How do I make my sourdough loaf, from mixing to baking?")
+    assert result["covered"] and result["not_mentioned"] == ["loaf"]
+    assert any(q["path"].endswith("Sourdough.md") for q in result["quotes"])
+    result = _ask(monkeypatch, capsys, example_vault_env, "Which hotel are we staying at in Lisbon?")
+    assert not result["covered"] and "hotel" in result["not_mentioned"]
+
+
+def test_a_part_asking_for_a_thing_no_note_names_is_said_missing(example_vault_env, monkeypatch, capsys):
+    """"which brand of flour": no note says "brand" or anything near it, though the unit picked for
+    the part (on flour and feeding) scores like an answer. The other part is answered."""
+    question = "When do I feed my starter before baking, and which brand of flour do I buy?"
+    result = _ask(monkeypatch, capsys, example_vault_env, question)
+    assert result["covered"] and result["missing_parts"] == ["which brand of flour do I buy"]
+    assert "1:5:5" in _shown(result)
+
+
+def test_a_part_using_a_word_no_note_holds_is_answered_when_what_it_asks_is_quoted(
+        example_vault_env, monkeypatch, capsys):
+    """"which station does it leave from": no note says "leave", but the station is quoted."""
+    question = "How long is the train out to Sintra, and which station does it leave from?"
+    result = _ask(monkeypatch, capsys, example_vault_env, question)
+    assert result["missing_parts"] == [] and "Rossio" in _shown(result)
