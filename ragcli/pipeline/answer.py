@@ -216,8 +216,8 @@ def covers(best: float, cosine: float, question: str, quotes: Sequence[Quote], u
     return not (asks_figure(question) and not any(holds_figure(q.text, question) for q in quotes))
 
 
-# "which brand of flour", "what temperature": the thing a part asks for
-_ASKED_THING = re.compile(r"\b(?:which|what)\s+([a-z][a-z-]+)")
+# "which brand of flour": the thing a part asks for ("what" is as often a verb's subject: "what goes")
+_ASKED_THING = re.compile(r"\bwhich\s+([a-z][a-z-]+)")
 
 
 def _asks_what_no_note_says(part: str, quotes: Sequence[Quote], searcher) -> bool:
