@@ -65,3 +65,45 @@ def test_a_part_using_a_word_no_note_holds_is_answered_when_what_it_asks_is_quot
         example_vault_env, monkeypatch, capsys, question, shown):
     result = _ask(monkeypatch, capsys, example_vault_env, question)
     assert result["missing_parts"] == [] and shown in _shown(result)
+
+
+HEADLESS_NOTES = ("Obsidian Sync/Headless Sync.md", "Obsidian Publish/Headless Publish.md",
+                  "Extending Obsidian/Obsidian Headless.md", "Plugins/Audio recorder.md")
+
+
+def test_a_part_is_answered_from_the_section_its_own_words_name(tmp_path, models_dir):
+    """"How do I install the headless client, and can it transcribe my voice memos?": the whole
+    question names none of the hits' headings better than another; its first part names the
+    Headless note's "Install", where the `npm install` block stands. The hits are the ones the
+    help vault's search gives, in its order (the 4 notes indexed alone, the real chunks)."""
+    from conftest import VAULT as HELP
+    from ragcli.pipeline import index
+    from ragcli.pipeline.answer import _idf
+    from ragcli.retrieve.evidence import select_evidence
+    from ragcli.retrieve.parts import question_parts
+    from ragcli.types import Hit
+
+    if not HELP.is_dir():
+        pytest.skip("../shared/corpora is not present")
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    for name in HEADLESS_NOTES:
+        (vault / name.split("/")[-1]).write_text((HELP / name).read_text(encoding="utf-8"), encoding="utf-8")
+    env = {"RAG_HOME": str(tmp_path / "home"), "RAG_MODELS_DIR": str(models_dir)}
+    index(load_config(env=env), [vault])
+    searcher = Searcher(load_config(env=env))
+    try:
+        def hit(name: str, heading: str, rank: int) -> Hit:
+            chunk = next(c for c in searcher.index.section_chunks(str(vault / name), heading) if c.heading == heading)
+            return Hit(chunk, 0.5, rank)
+
+        hits = [hit("Headless Sync.md", "Headless Sync", 1), hit("Headless Publish.md", "Headless Publish", 2),
+                hit("Obsidian Headless.md", "Obsidian Headless", 3),
+                hit("Obsidian Headless.md", "Obsidian Headless > Install", 4),
+                hit("Audio recorder.md", "Audio recorder", 1)]
+        question = "How do I install the headless client, and can it transcribe my voice memos?"
+        evidence = select_evidence(question, hits, searcher.embed_passages, _idf(searcher),
+                                   parts=question_parts(question), part_floor=0.25)
+    finally:
+        searcher.close()
+    assert "npm install -g obsidian-headless" in evidence.quotes[0].text
