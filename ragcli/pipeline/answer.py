@@ -19,6 +19,7 @@ A stage function: it never prints. Tokens reach the caller through ``on_token``.
 from __future__ import annotations
 
 import contextlib
+import re
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -32,7 +33,7 @@ from ..retrieve.evidence import select_evidence
 from ..retrieve.sections import with_matching_sections, with_sections
 from ..retrieve.figures import direct_figure, quote_the_row
 from ..retrieve.parts import question_parts
-from ..retrieve.relevance import relevant, unheard_words, unknown_names
+from ..retrieve.relevance import relevant, said_otherwise, unheard_words, unknown_names
 from ..retrieve.units import complete_lead_ins, with_following, with_page_rows
 from ..types import Answer, Hit, Quote, Source
 from ..words import asks_figure, asks_reason, holds_figure, query_terms
@@ -127,11 +128,15 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
     best = max((q.score for q in quotes), default=0.0)
     unknown = unknown_names(asked, searcher.index.keyword_df) if best < EVIDENCE_FLOOR else []
     unheard = unheard_words(asked, searcher.index.keyword_df)
-    if not covers(best, _top_cosine(hits), asked, quotes, unknown + unheard):
+    said = said_otherwise(unheard, [_evidence_text(q) for q in quotes], searcher.embed_passages) \
+        if best < EVIDENCE_FLOOR else []
+    if not covers(best, _top_cosine(hits), asked, quotes, unknown + [w for w in unheard if w not in said]):
         timings["total_s"] = time.perf_counter() - started
         return Answer(question, NOT_COVERED, [], model, timings, covered=False, retrieval_query=query,
                       not_mentioned=unknown + unheard, nearest=_nearest(hits))
-    shape = {"missing_parts": evidence.missing, "parts": parts if len(parts) > 1 else [],
+    missing = evidence.missing + [p for p in evidence.parts if p not in evidence.missing
+                                  and _asks_what_no_note_says(p, quotes, searcher)]
+    shape = {"missing_parts": missing, "parts": parts if len(parts) > 1 else [],
              "tentative": best < EVIDENCE_FLOOR or bool(unheard), "not_mentioned": unknown + unheard}
     if quotes_only or generator is None:
         if on_quotes is not None:
@@ -209,6 +214,30 @@ def covers(best: float, cosine: float, question: str, quotes: Sequence[Quote], u
     if best < TENTATIVE_FLOOR or cosine < STRONG_HIT or unknown:
         return False
     return not (asks_figure(question) and not any(holds_figure(q.text, question) for q in quotes))
+
+
+# "which brand of flour": the thing a part asks for ("what" is as often a verb's subject: "what goes")
+_ASKED_THING = re.compile(r"\bwhich\s+([a-z][a-z-]+)")
+
+
+def _asks_what_no_note_says(part: str, quotes: Sequence[Quote], searcher) -> bool:
+    """Is this part of the question one the quotes do not answer, though its best unit scored
+    well enough? Its score alone cannot tell: "which brand of flour do I buy" (0.40) is read with
+    the question's subject and scores among answered parts (0.36 and up). It is not answered when
+    it uses a word no note holds that no word of the quotes says in other words, and that word is
+    the thing the part asks for ("which brand"), or none of the part's other words is quoted
+    ("can it transcribe my voice memos"). A figure of the kind asked, quoted, answers it."""
+    unheard = unheard_words(part, searcher.index.keyword_df)
+    if not unheard:
+        return False
+    texts = [_evidence_text(q) for q in quotes]
+    unsaid = [w for w in unheard if w not in said_otherwise(unheard, texts, searcher.embed_passages)]
+    if not unsaid or (asks_figure(part) and any(holds_figure(q.text, part) for q in quotes)):
+        return False
+    asked = _ASKED_THING.search(part.lower())
+    quoted = set().union(*(query_terms(t) for t in texts)) if texts else set()
+    others = query_terms(part) - query_terms(" ".join(unsaid))
+    return bool(asked and asked.group(1) in unsaid) or not (others & quoted)
 
 
 def _search_parts(searcher, query: str, config: Config) -> list[Hit]:

@@ -135,11 +135,12 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
     q = qvec if qvec is not None else vectors[0]
     part_vecs = vectors[len(queries) - len(parts) - bool(focus):len(queries) - bool(focus)]
     unit_vecs = vectors[len(queries):len(queries) + len(order)]
-    named = _closest_section(sections, vectors[len(queries) + len(order):], q)
+    heading_vecs = vectors[len(queries) + len(order):]
+    named = _closest_section(sections, heading_vecs, q)
 
     has_figure = [bool(_DIGIT.search(units[k].text)) for k in order]
 
-    def scores(vec, w, ask: str) -> list[tuple[float, float, int]]:
+    def scores(vec, w, ask: str, named=named) -> list[tuple[float, float, int]]:
         """(rank, score, unit) best first: the score says how well a unit answers (the "not
         covered" gate reads it); the rank adds the bonus for holding the kind of figure asked,
         which picks among units but must not make a question look answered."""
@@ -175,7 +176,10 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
     for i, part in enumerate(parts):  # one quote per part, the part's best
         # the parts of one question share its subject: a part is read with the whole question
         # ("how long should the shot take" is about the espresso the question began with)
-        ranked = scores(*_beside(part_vecs[i], words[i + 1], q, words[0]), part)
+        # the part names its own section: "install the headless client" the Headless note's
+        # "Install", where the whole question (and its voice memos) names none of the hits' better
+        ranked = scores(*_beside(part_vecs[i], words[i + 1], q, words[0]), part,
+                        named=_closest_section(sections, heading_vecs, part_vecs[i]))
         if asks_figure(part):  # "how long should the shot take": a unit holding a duration answers it,
             # however many of the part's words "takes about three shots" shares; none holding one: missing
             typed = [r for r in ranked if holds_figure(units[r[2]].text, part)]
@@ -191,7 +195,9 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
             missing.append(part)
             continue
         if all(u is not units[k] for _s, u in chosen):
-            chosen.append((max(overall[k], base), units[k]))
+            # the bonuses pick the unit shown; how well the part is answered is its best unit's
+            # score, whichever is shown (the gate reads it)
+            chosen.append((max(overall[k], max(b for _r, b, _k in typed)), units[k]))
     # A question asking a figure of a known kind (a duration, a price, a time) is answered by a
     # unit that states one, as a part is: "How long should an espresso shot take?" by "in 25 to
     # 30 seconds", not by "takes about three shots", which shares more of its words. The others

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
+import numpy as np
+
 from ..types import Hit
 from ..words import query_terms
 
@@ -14,8 +16,6 @@ from ..words import query_terms
 MIN_COSINE = 0.45  # at or above: relevant, whatever the words say
 LOW_COSINE = 0.30  # below: not relevant, whatever the words say
 MIN_TERM_COVERAGE = 0.5  # in between: relevant when half the question's words are in the hits
-
-
 
 
 def term_coverage(question: str, hits: Sequence[Hit], top: int = 3) -> float:
@@ -87,3 +87,32 @@ def unheard_words(question: str, df: Callable[[list[str]], list[int]]) -> list[s
     if not words:
         return []
     return [w for w, count in zip(words, df([f'"{w}"' for w in words])) if count == 0]
+
+
+# A word no note uses may still be what a quote says in other words: "wipe the login it saved" is
+# the Headless note's "clear stored credentials", a "loaf" is the Sourdough note's dough. The
+# nearest word of the quotes, by the embedding model's meaning of single words, at or above this
+# cosine, says it. Calibrated on the tune half of the bench sets (`bench/bench_answers2.py`, see
+# bench/ISSUE19.md): answerable questions' unheard words have a neighbour at 0.50-0.77 ("wipe" /
+# "clear" 0.54, "loaf" / "dough" 0.58, "combos" / "combination" 0.70), unanswerable ones' under
+# 0.42 ("steeping" / "coarse" 0.40, "loud" / "written" 0.38, "hotel" / "places" 0.47 on the check half).
+SAID_OTHERWISE = 0.50
+_QUOTE_WORDS = 300  # distinct words of the quotes compared (a few quotes hold fewer)
+
+
+def said_otherwise(words: Sequence[str], texts: Sequence[str],
+                   embed: Callable[[list[str]], np.ndarray]) -> list[str]:
+    """Those of ``words`` that some content word of ``texts`` is close to in meaning."""
+    if not words:
+        return []
+    said = dict.fromkeys(w for text in texts for w in _TEXT_WORDS.findall(text.lower()) if query_terms(w))
+    candidates = [w for w in said if w not in words][:_QUOTE_WORDS]
+    if not candidates:
+        return []
+    vectors = embed(list(words) + candidates)
+    vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
+    nearest = (vectors[:len(words)] @ vectors[len(words):].T).max(axis=1)
+    return [w for w, sim in zip(words, nearest) if sim >= SAID_OTHERWISE]
+
+
+_TEXT_WORDS = re.compile(r"[a-z][a-z0-9-]{2,}")

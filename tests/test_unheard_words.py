@@ -1,0 +1,109 @@
+"""A word no note uses, in the user's own words: refused only when no quote says it otherwise.
+
+The example vault, its real index and the real embedding model, through `rag ask --json`.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ragcli.cli import main
+from ragcli.config import load_config
+from ragcli.retrieve import Searcher
+from ragcli.retrieve.relevance import said_otherwise
+
+
+def _ask(monkeypatch, capsys, env: dict[str, str], question: str) -> dict:
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    assert main(["ask", question, "--quotes", "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def _shown(result: dict) -> str:
+    return "\n".join([q["text"] for q in result["quotes"]] + [result["answer"]])
+
+
+def test_a_word_said_in_other_words_is_heard_and_one_that_is_not_is_not(example_vault_env):
+    searcher = Searcher(load_config(env=example_vault_env))
+    try:
+        texts = ["To log out and clear stored credentials: ob logout"]
+        assert said_otherwise(["wipe", "loud"], texts, searcher.embed_passages) == ["wipe"]
+        assert said_otherwise([], texts, searcher.embed_passages) == []
+    finally:
+        searcher.close()
+
+
+def test_a_question_in_other_words_than_the_notes_is_answered(example_vault_env, monkeypatch, capsys):
+    """No note says "loaf", but the Sourdough note's dough is one: the quotes are shown, the word
+    named. Weak evidence for a word that nothing quoted comes near ("hotel") is still refused."""
+    result = _ask(monkeypatch, capsys, example_vault_env, "How do I make my sourdough loaf, from mixing to baking?")
+    assert result["covered"] and result["not_mentioned"] == ["loaf"]
+    assert any(q["path"].endswith("Sourdough.md") for q in result["quotes"])
+    result = _ask(monkeypatch, capsys, example_vault_env, "Which hotel are we staying at in Lisbon?")
+    assert not result["covered"] and "hotel" in result["not_mentioned"]
+
+
+def test_a_part_asking_for_a_thing_no_note_names_is_said_missing(example_vault_env, monkeypatch, capsys):
+    """"which brand of flour": no note says "brand" or anything near it, though the unit picked for
+    the part (on flour and feeding) scores like an answer. The other part is answered."""
+    question = "When do I feed my starter before baking, and which brand of flour do I buy?"
+    result = _ask(monkeypatch, capsys, example_vault_env, question)
+    assert result["covered"] and result["missing_parts"] == ["which brand of flour do I buy"]
+    assert "1:5:5" in _shown(result)
+
+
+@pytest.mark.parametrize("question, shown", [
+    # no note says "leave", but the station is quoted
+    ("How long is the train out to Sintra, and which station does it leave from?", "Rossio"),
+    # no note says "goes": "what" opens a question about a verb as often as about a thing
+    ("What goes in the parts list for the irrigation, and what is the schedule?", "Hunter X-Core"),
+])
+def test_a_part_using_a_word_no_note_holds_is_answered_when_what_it_asks_is_quoted(
+        example_vault_env, monkeypatch, capsys, question, shown):
+    result = _ask(monkeypatch, capsys, example_vault_env, question)
+    assert result["missing_parts"] == [] and shown in _shown(result)
+
+
+HEADLESS_NOTES = ("Obsidian Sync/Headless Sync.md", "Obsidian Publish/Headless Publish.md",
+                  "Extending Obsidian/Obsidian Headless.md", "Plugins/Audio recorder.md")
+
+
+def test_a_part_is_answered_from_the_section_its_own_words_name(tmp_path, models_dir):
+    """"How do I install the headless client, and can it transcribe my voice memos?": the whole
+    question names none of the hits' headings better than another; its first part names the
+    Headless note's "Install", where the `npm install` block stands. The hits are the ones the
+    help vault's search gives, in its order (the 4 notes indexed alone, the real chunks)."""
+    from conftest import VAULT as HELP
+    from ragcli.pipeline import index
+    from ragcli.pipeline.answer import _idf
+    from ragcli.retrieve.evidence import select_evidence
+    from ragcli.retrieve.parts import question_parts
+    from ragcli.types import Hit
+
+    if not HELP.is_dir():
+        pytest.skip("../shared/corpora is not present")
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    for name in HEADLESS_NOTES:
+        (vault / name.split("/")[-1]).write_text((HELP / name).read_text(encoding="utf-8"), encoding="utf-8")
+    env = {"RAG_HOME": str(tmp_path / "home"), "RAG_MODELS_DIR": str(models_dir)}
+    index(load_config(env=env), [vault])
+    searcher = Searcher(load_config(env=env))
+    try:
+        def hit(name: str, heading: str, rank: int) -> Hit:
+            chunk = next(c for c in searcher.index.section_chunks(str(vault / name), heading) if c.heading == heading)
+            return Hit(chunk, 0.5, rank)
+
+        hits = [hit("Headless Sync.md", "Headless Sync", 1), hit("Headless Publish.md", "Headless Publish", 2),
+                hit("Obsidian Headless.md", "Obsidian Headless", 3),
+                hit("Obsidian Headless.md", "Obsidian Headless > Install", 4),
+                hit("Audio recorder.md", "Audio recorder", 1)]
+        question = "How do I install the headless client, and can it transcribe my voice memos?"
+        evidence = select_evidence(question, hits, searcher.embed_passages, _idf(searcher),
+                                   parts=question_parts(question), part_floor=0.25)
+    finally:
+        searcher.close()
+    assert "npm install -g obsidian-headless" in evidence.quotes[0].text
