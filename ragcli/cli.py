@@ -12,6 +12,7 @@ start-up, a socket round trip and printing. Anything else goes through the Typer
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
@@ -77,12 +78,10 @@ def _usage_or_exit(exc: BaseException) -> int | None:
 def _quiet_broken_pipe() -> None:
     """The reader went away: what is left in stdout's buffer has nowhere to go (flushing it
     at exit would print a second error)."""
-    try:
+    with contextlib.suppress(OSError, ValueError):  # not a real file (a test's capture)
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
-    except (OSError, ValueError):  # not a real file (a test's capture)
-        pass
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -6,7 +6,7 @@ Stage functions are verbs (discover, parse, chunk, embed, retrieve, generate) ov
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+from typing import Any, Self
 
 
 @dataclass(frozen=True)
@@ -88,8 +88,19 @@ class FileFailure:
     reason: str
 
 
+class _Scored:
+    """JSON for a numbered quote or source: its fields as they are, the score rounded."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "score": round(self.score, 4)}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Self:
+        return cls(**{f.name: d[f.name] for f in fields(cls)})
+
+
 @dataclass(frozen=True)
-class Quote:
+class Quote(_Scored):
     """A numbered piece of evidence, as shown to the user and given to the model."""
 
     n: int
@@ -104,16 +115,9 @@ class Quote:
     score: float
     context: str = ""
 
-    def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "score": round(self.score, 4)}
-
-    @classmethod
-    def from_json(cls, d: dict[str, Any]) -> Quote:
-        return cls(**{f.name: d[f.name] for f in fields(cls)})
-
 
 @dataclass
-class Source:
+class Source(_Scored):
     """A numbered source as listed after the answer and in the JSON contract."""
 
     n: int
@@ -124,13 +128,6 @@ class Source:
     line_end: int
     page: int | None
     score: float
-
-    def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "score": round(self.score, 4)}
-
-    @classmethod
-    def from_json(cls, d: dict[str, Any]) -> Source:
-        return cls(**{f.name: d[f.name] for f in fields(cls)})
 
 
 @dataclass

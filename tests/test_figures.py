@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from ragcli.retrieve.figures import direct_figure, quote_the_row, with_figure
+from ragcli.retrieve.figures import direct_figure, quote_the_row
 from ragcli.types import Chunk, Hit, Quote
 
 from conftest import CORPORA  # the path as reached (../shared may be a symlink)
@@ -117,14 +117,6 @@ def test_a_row_that_gives_the_figure_is_quoted_when_no_quote_is_it() -> None:
     matrix = Chunk("c13", "/r/report.pdf", "Report", "Report", "Table rows:\n" + "\n".join(MATRIX), 40, 43, 13)
     assert quote_the_row("How many Time Services requirements were deferred?", [sentence],
                          [Hit(matrix, 1.0, 1)], _idf) == [sentence]
-
-
-def test_an_answer_is_led_by_the_figure_unless_it_says_it() -> None:
-    quotes = [_quote(1, OPM)]
-    question = "What was OPM's engagement index score in FY 2016?"
-    assert with_figure(question, quotes, "").startswith("71.3% — ")
-    assert with_figure(question, quotes, "It was 71.3% [1].") == "It was 71.3% [1]."
-    assert with_figure(question, quotes, "It rose [1].").endswith("[1]. It rose [1].")
 
 
 # ---------------------------------------------------------------- end to end, on a real report's pages

@@ -135,8 +135,6 @@ def _save_history(path) -> None:
         return
     import readline
 
-    try:
+    with contextlib.suppress(OSError):
         readline.write_history_file(str(path))
         path.chmod(0o600)
-    except OSError:
-        pass

@@ -309,12 +309,8 @@ def discover(roots: Iterable[Path], exclude: Iterable[Path] = ()) -> Iterator[Fo
 def root_of(path: Path, roots: Iterable[Path]) -> Path | None:
     """The (deepest) root that holds path, compared on absolute paths."""
     path = _abs(path)
-    best = None
-    for root in (_abs(r) for r in roots):
-        if path == root or root in path.parents:
-            if best is None or len(str(root)) > len(str(best)):
-                best = root
-    return best
+    holding = [root for root in map(_abs, roots) if path == root or root in path.parents]
+    return max(holding, key=lambda root: len(str(root)), default=None)
 
 
 def classify(path: Path, roots: Iterable[Path], exclude: Iterable[Path] = ()) -> Found | Skipped | None:

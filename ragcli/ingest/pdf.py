@@ -33,6 +33,7 @@ import re
 import signal
 import threading
 from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,13 +62,12 @@ def parse_pdf(path: Path, data: bytes | None = None, limits: PdfLimits | None = 
     if data is None:
         data = path.read_bytes()
     warnings: list[str] = []
-    capture = _capture_pypdf_warnings(warnings)
-    with capture, pypdf.apply_configuration(**limits.pypdf_overrides(len(data))):
+    with _capture_pypdf_warnings(warnings), pypdf.apply_configuration(**limits.pypdf_overrides(len(data))):
         try:
             reader = pypdf.PdfReader(io.BytesIO(data), strict=False)
             _decrypt(reader)
             title, meta = _title(reader, path), _metadata(reader)
-            pages, skipped = _page_texts(reader, data, warnings, capture, limits, on_page)
+            pages, skipped = _page_texts(reader, data, warnings, limits, on_page)
         except ParseError:
             raise
         except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, IndexError,
@@ -124,7 +124,7 @@ class PageTimeout(BaseException):
     cannot swallow it and carry on with the page."""
 
 
-def _page_texts(reader, data: bytes, warnings: list[str], capture, limits: PdfLimits,
+def _page_texts(reader, data: bytes, warnings: list[str], limits: PdfLimits,
                 on_page: Callable[[int, int], None] | None) -> tuple[list[str], list[_Skipped]]:
     """Each page's text ("" for a page skipped) and the pages skipped."""
     from pypdf.errors import LimitReachedError, PyPdfError
@@ -180,27 +180,24 @@ def _with_table_rows(page, plain: str, n: int, warnings: list[str], tables: pdf_
     return pdf_tables.append_rows(plain, rows)
 
 
-class _alarm:
+@contextmanager
+def _alarm(seconds: float | None):
     """Raise PageTimeout in this thread after ``seconds`` (SIGALRM: main thread only; elsewhere,
     or with no seconds, nothing: the worker's watchdog still stands behind it)."""
+    if not seconds or threading.current_thread() is not threading.main_thread():
+        yield
+        return
 
-    def __init__(self, seconds: float | None):
-        self.seconds = seconds if seconds and threading.current_thread() is threading.main_thread() else None
-
-    def __enter__(self):
-        if self.seconds:
-            self.previous = signal.signal(signal.SIGALRM, self._fire)
-            signal.setitimer(signal.ITIMER_REAL, self.seconds)
-        return self
-
-    @staticmethod
-    def _fire(_signum, _frame):
+    def fire(_signum, _frame):
         raise PageTimeout()
 
-    def __exit__(self, *exc) -> None:
-        if self.seconds:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, self.previous)
+    previous = signal.signal(signal.SIGALRM, fire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def _clean(text: str) -> str:
@@ -257,33 +254,21 @@ def _dedupe(items: list[str]) -> list[str]:
     return list(dict.fromkeys(items))
 
 
-class _capture_pypdf_warnings:
-    """Collect pypdf's log warnings into the Document instead of printing them. Layout mode's
-    own notes (rotated text) go to ``layout_warnings``: pdf_layout acts on them."""
+@contextmanager
+def _capture_pypdf_warnings(sink: list[str]):
+    """Collect pypdf's log warnings into the Document instead of printing them."""
 
-    def __init__(self, sink: list[str]):
-        self.sink = sink
-        self.layout_warnings: list[str] = []
-        self.logger = logging.getLogger("pypdf")
+    class Handler(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if len(sink) < 50:
+                sink.append("pdf: " + _short(Exception(record.getMessage())))
 
-    def __enter__(self):
-        sink, layout = self.sink, self.layout_warnings
-
-        class Handler(logging.Handler):
-            def emit(self, record: logging.LogRecord) -> None:
-                message = record.getMessage()
-                if "_layout_mode" in record.name or message.startswith("Rotated text"):
-                    if len(layout) < 1000:
-                        layout.append(message)
-                elif len(sink) < 50:
-                    sink.append("pdf: " + _short(Exception(message)))
-
-        self.handler = Handler(logging.WARNING)
-        self.previous = (self.logger.propagate, self.logger.level)
-        self.logger.addHandler(self.handler)
-        self.logger.propagate = False
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.logger.removeHandler(self.handler)
-        self.logger.propagate, _ = self.previous
+    logger = logging.getLogger("pypdf")
+    handler, propagate = Handler(logging.WARNING), logger.propagate
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate

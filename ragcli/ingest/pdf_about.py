@@ -184,8 +184,7 @@ def _period(title: str, name: str, headline: list[str], cover: list[str]) -> tup
                 q = int(m.group(1) or m.group(4) or ORDINAL[(m.group(5) or "first").lower()])
                 year = m.group(2) or m.group(3) or m.group(6)
                 found.append((4, source, f"{year}-{QUARTER_END[q]}", _quarter_label(q, year)))
-            for m in _FISCAL.finditer(text):
-                found.append((3, source, *_fiscal(m.group(1), m.group(2))))
+            found += [(3, source, *_fiscal(m.group(1), m.group(2))) for m in _FISCAL.finditer(text)]
             if texts is cover:
                 continue
             for m in _FISCAL_SHORT.finditer(text):
@@ -195,8 +194,7 @@ def _period(title: str, name: str, headline: list[str], cover: list[str]) -> tup
                 month = _month(m.group(1))
                 found.append((2, source, f"{m.group(2)}-{month:02d}-{_last_day(month)}",
                               f"{MONTHS[month - 1].title()} {m.group(2)}"))
-            for m in _BARE_YEAR.finditer(text):
-                found.append((1, source, f"{m.group(1)}-12-31", m.group(1)))
+            found += [(1, source, f"{m.group(1)}-12-31", m.group(1)) for m in _BARE_YEAR.finditer(text)]
     if not found:
         return "", None
     _rank, _source, end, label = max(found)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import codecs
+import contextlib
 
 from .errors import ParseError
 
@@ -29,10 +30,8 @@ def decode(data: bytes) -> tuple[str, list[str]]:
     if data.startswith(codecs.BOM_UTF8):
         data = data[len(codecs.BOM_UTF8):]
     _refuse_binary(data)
-    try:
+    with contextlib.suppress(UnicodeDecodeError):
         return _check_text(data.decode("utf-8")), []
-    except UnicodeDecodeError:
-        pass
     # Latin-1 decodes any byte string, so the binary check above is what keeps garbage out.
     return data.decode("latin-1"), ["not UTF-8: read as Latin-1"]
 

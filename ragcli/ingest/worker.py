@@ -61,7 +61,7 @@ def _child_main(memory_mb: int, timeout: float) -> None:
         try:
             request = json.loads(line)
             doc = _handle(request, limits, on_page)
-            reply = {"ok": True, "doc": _doc_to_dict(doc)}
+            reply = {"ok": True, "doc": asdict(doc)}
             if any(OUT_OF_MEMORY in w for w in doc.warnings):
                 reply["fatal"] = True  # a page hit the limit: the next file gets a fresh heap
         except ParseError as exc:
@@ -95,10 +95,6 @@ def _preload() -> None:
 def _handle(request: dict, limits: PdfLimits, on_page) -> Document:
     resolver = NoteResolver.from_dict(request["resolver"]) if request.get("resolver") else None
     return read_and_parse(Path(request["path"]), request["max_bytes"], resolver, limits, on_page)
-
-
-def _doc_to_dict(doc: Document) -> dict:
-    return asdict(doc)
 
 
 def doc_from_dict(data: dict) -> Document:

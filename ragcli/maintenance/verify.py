@@ -217,8 +217,7 @@ def _repair_in_place(config: Config, report: VerifyReport, progress: ProgressFn 
                 idx.forget_stat(changed)
                 result = indexer.run(roots, scope=[Path(p) for p in changed])
                 actions.append(f"re-indexed {result.files_indexed} changed file(s)")
-                for failure in result.files_failed:
-                    actions.append(f"could not re-index {failure.path}: {failure.reason}")
+                actions += [f"could not re-index {f.path}: {f.reason}" for f in result.files_failed]
         if idx.pending_counts()[0]:  # phase two of an interrupted run (not damage): finished here
             result = indexer.embed_pending()
             actions.append(f"embedded {result} chunk(s) that had no vector yet")

@@ -6,6 +6,7 @@ yardstick ``embed.builtin`` checks a conversion against before it is used.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -194,9 +195,7 @@ def remove_stale_temps(target: Path, max_age_s: float = 600.0) -> None:
     import time
 
     for stale in target.parent.glob(f".{target.name}.*.tmp"):
-        try:
+        with contextlib.suppress(OSError):
             if time.time() - stale.stat().st_mtime > max_age_s:
                 stale.unlink()
-        except OSError:
-            pass
 

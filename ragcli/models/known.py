@@ -11,6 +11,7 @@ written is no cache: nothing fails for it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -50,7 +51,7 @@ def remember_digest(path: Path, digest: str, cache_dir: Path | None) -> None:
     """Remember a file that was checked and hashed (written whole or not at all)."""
     if cache_dir is None:
         return
-    try:
+    with contextlib.suppress(OSError):
         name, stamp = _key(path)
         data = _load(cache_dir)
         data.pop(name, None)
@@ -60,5 +61,3 @@ def remember_digest(path: Path, digest: str, cache_dir: Path | None) -> None:
         tmp = cache_dir / f".{CACHE_NAME}.{os.getpid()}.tmp"
         tmp.write_text(json.dumps(data), encoding="utf-8")
         os.replace(tmp, cache_dir / CACHE_NAME)
-    except OSError:
-        pass

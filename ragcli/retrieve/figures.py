@@ -139,15 +139,6 @@ def asks_for_figure(question: str) -> bool:
     return asks_figure(question) or bool(_WHAT_FIGURE.search(question))
 
 
-def with_figure(question: str, quotes: Sequence[Quote], text: str) -> str:
-    """``text`` (an answer, or "" for quotes alone) led by the figure asked for, when a row
-    holds it and the text does not say it already."""
-    figure = direct_figure(question, quotes)
-    if figure is None or figure.value in text:
-        return text
-    return f"{figure.sentence()} {text}".strip()
-
-
 def _cells(label: str, cells: str, n: int, asked: set[str], periods: set[str],
            weights: dict[str, float], around: set[str] = frozenset()) -> list[Figure]:
     """The row's figures whose header fits the periods asked, each scored by the words its

@@ -12,7 +12,7 @@ side. Two rules add such chunks as candidates after every hit, for ``evidence`` 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -30,19 +30,21 @@ def with_sections(hits: Sequence[Hit], section_chunks: Callable[[str, str], Sequ
     one note inside another", the embedded note under "Embed a note in another note" ranks 3rd,
     and the section's own "To embed a note: ![[Internal links]]" 6th. The added chunks rank
     after every hit."""
+    best = [h.chunk for h in sorted(hits, key=lambda h: h.rank)[:SECTION_HITS]]
+    return _after_hits(hits, (section_chunks(c.path, c.heading) for c in best if c.page is None and c.heading),
+                       SECTION_CHUNKS)
+
+
+def _after_hits(hits: Sequence[Hit], groups: Iterable[Sequence], most: int | None = None) -> list[Hit]:
+    """The hits, then the chunks of each group that neither a hit nor an earlier group holds
+    (``most`` of them at most from one group), all ranked after every hit."""
     out = list(hits)
     held = {h.chunk.id for h in hits}
     rank = max((h.rank for h in hits), default=0) + 1
-    for hit in sorted(hits, key=lambda h: h.rank)[:SECTION_HITS]:
-        chunk = hit.chunk
-        if chunk.page is not None or not chunk.heading:
-            continue
-        added = 0
-        for other in section_chunks(chunk.path, chunk.heading):
-            if other.id not in held and added < SECTION_CHUNKS:
-                held.add(other.id)
-                out.append(Hit(other, 0.0, rank))
-                added += 1
+    for group in groups:
+        fresh = [c for c in group if c.id not in held][:most]
+        held.update(c.id for c in fresh)
+        out += [Hit(c, 0.0, rank) for c in fresh]
     return out
 
 
@@ -63,7 +65,6 @@ def with_matching_sections(question: str, hits: Sequence[Hit], note_headings: Ca
     finds (bench/diagnose_howto.py: of the 7 how-to answers outside the evidence whose note
     was among the top 5, 4 stood under that note's closest heading). The added chunks rank
     after every hit; ``embed`` reads the question as evidence does, so its vector is reused."""
-    out = list(hits)
     best = sorted((h for h in hits if h.chunk.page is None), key=lambda h: h.rank)
     titles = {}
     for h in best:
@@ -73,7 +74,7 @@ def with_matching_sections(question: str, hits: Sequence[Hit], note_headings: Ca
     sections = [(path, heading) for path, title in titles.items() for heading in note_headings(path)
                 if heading and (path, title, heading) not in held]
     if not sections or not held:
-        return out
+        return list(hits)
     vectors = embed([question] + [heading_text(t, h) for _p, t, h in held]
                     + [heading_text(titles[p], h) for p, h in sections])
     closeness = vectors[1:] @ vectors[0]
@@ -83,14 +84,8 @@ def with_matching_sections(question: str, hits: Sequence[Hit], note_headings: Ca
     bar = float(closeness[:len(held)].max())
     named = closeness[len(held):]
     chosen = [sections[i] for i in np.argsort(-named, kind="stable")[:HEADING_SECTIONS] if named[i] > bar]
-    ids = {h.chunk.id for h in hits}
-    rank = max((h.rank for h in hits), default=0) + 1
-    for path, heading in chosen:
-        for chunk in _section_and_parent(section_chunks(path, heading), heading):
-            if chunk.id not in ids:
-                ids.add(chunk.id)
-                out.append(Hit(chunk, 0.0, rank))
-    return out
+    return _after_hits(hits, (_section_and_parent(section_chunks(path, heading), heading)
+                              for path, heading in chosen))
 
 
 def _section_and_parent(chunks: Sequence, heading: str) -> list:

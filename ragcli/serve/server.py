@@ -130,11 +130,9 @@ class SocketServer:
         return True
 
     def remove_file(self) -> None:
-        try:
+        with contextlib.suppress(OSError):
             if os.stat(self.path).st_ino == self._inode:
                 self.path.unlink()
-        except OSError:
-            pass
 
     def status(self) -> dict:
         engine = self.engine
@@ -273,7 +271,7 @@ def _pending(engine: Notes) -> dict:
 def _drain(conn: socket.socket, limit: int = 64 << 20, seconds: float = 2.0) -> None:
     """Read and drop what the client is still sending, a little while: closing with unread
     data resets the connection, and the client would lose the error line sent before."""
-    try:
+    with contextlib.suppress(OSError):
         conn.shutdown(socket.SHUT_WR)
         conn.settimeout(0.5)
         deadline = time.monotonic() + seconds
@@ -282,8 +280,6 @@ def _drain(conn: socket.socket, limit: int = 64 << 20, seconds: float = 2.0) -> 
             if not data:
                 return
             limit -= len(data)
-    except OSError:
-        pass
 
 
 def _same_user(conn: socket.socket) -> bool:

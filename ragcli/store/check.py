@@ -16,6 +16,7 @@ integrity-check is an INSERT, and nothing is ever committed.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import sqlite3
@@ -198,18 +199,12 @@ def _check_keywords(db: sqlite3.Connection, problems: list[Problem]) -> None:
         problems.append(Problem(KEYWORD_INDEX, "", f"cannot read the keyword index: {exc}"))
         return
     chunk_rows = dict(db.execute("SELECT rowid, path FROM chunks"))
-    try:  # each row's entry in the document-size table, which ranking (bm25) reads
+    # each row's entry in the document-size table, which ranking (bm25) reads
+    with contextlib.suppress(sqlite3.DatabaseError):
         sized = {r[0] for r in db.execute("SELECT id FROM chunks_fts_docsize")}
         differing |= sized ^ chunk_rows.keys()
-    except sqlite3.DatabaseError:
-        pass
-    by_path: dict[str, int] = {}
-    stale = 0
-    for rowid in differing:
-        if rowid in chunk_rows:
-            by_path[chunk_rows[rowid]] = by_path.get(chunk_rows[rowid], 0) + 1
-        else:
-            stale += 1
+    by_path = Counter(chunk_rows[rowid] for rowid in differing if rowid in chunk_rows)
+    stale = sum(rowid not in chunk_rows for rowid in differing)
     for path, n in sorted(by_path.items()):
         problems.append(Problem(KEYWORD_INDEX, path, f"{n} chunk(s) missing from the keyword index "
                                        "or indexed with other text"))

@@ -7,6 +7,7 @@ holds it, so the refused process can name the holder.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -65,12 +66,10 @@ def read_holder(path: Path) -> dict | None:
     except FileNotFoundError:
         return None
     try:
-        try:
+        with contextlib.suppress(BlockingIOError):
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
             fcntl.flock(fd, fcntl.LOCK_UN)
             return None
-        except BlockingIOError:
-            pass
         raw = os.read(fd, 4096)
         try:
             return json.loads(raw) if raw else {"pid": None, "role": "unknown"}

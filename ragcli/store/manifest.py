@@ -202,11 +202,8 @@ class Manifest:
         wanted = set(paths)
         if not wanted:
             return set()
-        found = set()
-        for path, embeds in self.db.execute("SELECT path, embeds FROM files WHERE embeds != '[]'"):
-            if wanted.intersection(json.loads(embeds)):
-                found.add(path)
-        return found
+        rows = self.db.execute("SELECT path, embeds FROM files WHERE embeds != '[]'")
+        return {path for path, embeds in rows if wanted.intersection(json.loads(embeds))}
 
     # -- chunks -----------------------------------------------------------------------------
     def replace_file(self, record: FileRecord, chunks: Sequence[StoredChunk],
@@ -245,18 +242,18 @@ class Manifest:
 
     def chunks_by_ids(self, ids: Sequence[str]) -> dict[str, Chunk]:
         sql = _CHUNKS + " WHERE id IN"
-        return {row[0]: _chunk(row) for row in rows_in(self.db, sql, ids)}
+        return {row[0]: Chunk(*row) for row in rows_in(self.db, sql, ids)}
 
     def section_chunks(self, path: str, heading: str) -> list[Chunk]:
         """The chunks of one note under ``heading`` or a heading above it, in order."""
         heads = [" > ".join(heading.split(" > ")[:k]) for k in range(1, heading.count(" > ") + 2)]
         sql = (_CHUNKS + f" WHERE path = ? AND heading IN ({','.join('?' * len(heads))}) ORDER BY ordinal")
-        return [_chunk(row) for row in self.db.execute(sql, (path, *heads))]
+        return [Chunk(*row) for row in self.db.execute(sql, (path, *heads))]
 
     def page_chunks(self, path: str, page: int) -> list[Chunk]:
         """The chunks of one page of a PDF, in order."""
         sql = _CHUNKS + " WHERE path = ? AND page = ? ORDER BY ordinal"
-        return [_chunk(row) for row in self.db.execute(sql, (path, page))]
+        return [Chunk(*row) for row in self.db.execute(sql, (path, page))]
 
     def stored_chunks(self, ids: Sequence[str] | None = None) -> Iterator[tuple[str, str, str]]:
         """(chunk id, path, vec_key) for the given ids, or for every chunk."""
@@ -321,12 +318,7 @@ class Manifest:
 
     def chunks_with_keys(self, keys: Sequence[str]) -> list[tuple[str, str, str]]:
         """(chunk id, path, vec_key) of every chunk whose vector is one of ``keys``."""
-        rows: list[tuple[str, str, str]] = []
-        for start in range(0, len(keys), 500):
-            part = list(keys[start:start + 500])
-            rows += self.db.execute(f"SELECT id, path, vec_key FROM chunks WHERE vec_key IN"
-                                    f" ({','.join('?' * len(part))})", part).fetchall()
-        return rows
+        return list(rows_in(self.db, "SELECT id, path, vec_key FROM chunks WHERE vec_key IN", keys))
 
     def paths_with_uncached_vectors(self, dim: int) -> list[str]:
         """Files with a chunk whose vector is missing from the cache (or has another size)."""
@@ -371,13 +363,8 @@ def _file_record(row) -> FileRecord:
                       indexed_at=row[10])
 
 
-# the columns _chunk reads, in its order
+# a Chunk's fields, in their order: Chunk(*row)
 _CHUNKS = "SELECT id, path, title, heading, text, line_start, line_end, page, ordinal FROM chunks"
-
-
-def _chunk(row) -> Chunk:
-    return Chunk(id=row[0], path=row[1], title=row[2], heading=row[3], text=row[4],
-                 line_start=row[5], line_end=row[6], page=row[7], ordinal=row[8])
 
 
 def cached_vectors(db: sqlite3.Connection, keys: Sequence[str], dim: int) -> dict[str, np.ndarray]:

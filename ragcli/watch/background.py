@@ -30,7 +30,7 @@ from ..children import child_env
 from ..config import Config, ensure_private_dir
 from ..errors import ExitCode, LockedError, RagError
 from ..store import LOCK_NAME, read_holder
-from .files import LOG_BACKUPS, LOG_BYTES, log_path, out_path, read_exit, read_state
+from .files import LOG_BACKUPS, LOG_BYTES, LOG_NAME, OUT_NAME, read_exit, read_state
 
 START_WAIT = 120.0  # seconds the launcher waits for the child to take the lock and begin
 STOP_WAIT = 60.0  # seconds `--stop` waits by default (a write in hand is finished first)
@@ -43,7 +43,7 @@ def start_detached(config: Config, roots: Sequence[Path], args: Sequence[str] = 
     _refuse_if_running(config)
     ensure_private_dir(config.data_dir)
     ensure_private_dir(config.index_dir)
-    out = out_path(config)
+    out = config.index_dir / OUT_NAME
     fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     argv = [sys.executable, "-m", "ragcli.cli", "watch", "--background", *args,
             *[os.path.abspath(r) for r in roots]]
@@ -57,7 +57,7 @@ def start_detached(config: Config, roots: Sequence[Path], args: Sequence[str] = 
 
     live = daemon_status(config, timeout=2.0, force=True)
     proc.returncode = 0  # not ours to wait for: it outlives this process (and Popen must not warn)
-    return {"pid": proc.pid, "log": str(log_path(config)), "out": str(out),
+    return {"pid": proc.pid, "log": str(config.index_dir / LOG_NAME), "out": str(out),
             "socket": (live or {}).get("socket"), "starting": starting}
 
 
@@ -90,7 +90,7 @@ def _wait_started(config: Config, proc: subprocess.Popen, wait: float) -> bool:
 
 
 def _start_failed(config: Config, code: int) -> RagError:
-    out = out_path(config)
+    out = config.index_dir / OUT_NAME
     try:
         lines = [x.strip() for x in out.read_text(errors="replace").splitlines() if x.strip()]
     except OSError:
@@ -101,7 +101,7 @@ def _start_failed(config: Config, code: int) -> RagError:
         return LockedError(error or "another process holds the index's write lock", hint=hint)
     exc = RagError(f"the background watcher ended at start (exit code {code}): "
                    f"{error or (lines[-1] if lines else 'no message')}",
-                   hint=hint or f"See {out} and {log_path(config)}")
+                   hint=hint or f"See {out} and {config.index_dir / LOG_NAME}")
     exc.exit_code = code if 0 < code < 256 else ExitCode.UNEXPECTED
     return exc
 
@@ -132,7 +132,7 @@ def stop_watcher(config: Config, timeout: float = STOP_WAIT) -> dict:
     result = {"stopped": pid, "code": code, "seconds": round(time.monotonic() - started, 3), "writer": None}
     if code not in (None, 0):
         exc = RagError(f"the watcher (pid {pid}) stopped with exit code {code}",
-                       hint=f"See its log: {log_path(config)}")
+                       hint=f"See its log: {config.index_dir / LOG_NAME}")
         exc.exit_code = ExitCode.UNEXPECTED
         raise exc
     return result
@@ -165,7 +165,7 @@ def setup_logging(config: Config, verbose: bool, log_file: Path | None = None,
     handlers: list[logging.Handler] = []
     path = None
     if background:
-        path = log_path(config)
+        path = config.index_dir / LOG_NAME
         ensure_private_dir(config.index_dir)
         handlers.append(RotatingFileHandler(path, maxBytes=LOG_BYTES, backupCount=LOG_BACKUPS,
                                             encoding="utf-8"))

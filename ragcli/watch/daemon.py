@@ -36,7 +36,7 @@ from pathlib import Path
 from ..config import Config
 from ..errors import Cancelled, IndexMismatchError, ModelError, ModelServerDown, RagError
 from .changes import PendingChanges, Relevance, event_paths
-from .files import remove_pid, state_path, write_exit, write_pid, write_private
+from .files import STATE_NAME, remove_pid, write_exit, write_pid, write_private
 from .observe import make_handler, start_observer, stop_observer, unwatched_folders, warn_limit
 
 log = logging.getLogger("ragcli.watch")
@@ -368,7 +368,7 @@ class Watcher:
                 self.pending.add_wakeup(self._state_at + STATE_EVERY)
             return
         try:
-            write_private(state_path(self.config), json.dumps(data))
+            write_private(self.config.index_dir / STATE_NAME, json.dumps(data))
         except OSError as exc:
             log.debug("cannot write the state file: %s", exc)
             return
@@ -377,7 +377,7 @@ class Watcher:
     def _remove_state(self) -> None:
         remove_pid(self.config)
         with contextlib.suppress(OSError):
-            state_path(self.config).unlink()
+            (self.config.index_dir / STATE_NAME).unlink()
 
 
 def watch(config: Config, paths: Sequence[Path] | None = None, options: WatchOptions | None = None) -> None:

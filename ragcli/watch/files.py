@@ -28,26 +28,6 @@ LOG_BYTES = 1_000_000
 LOG_BACKUPS = 3
 
 
-def state_path(config: Config) -> Path:
-    return config.index_dir / STATE_NAME
-
-
-def pid_path(config: Config) -> Path:
-    return config.index_dir / PID_NAME
-
-
-def log_path(config: Config) -> Path:
-    return config.index_dir / LOG_NAME
-
-
-def out_path(config: Config) -> Path:
-    return config.index_dir / OUT_NAME
-
-
-def exit_path(config: Config) -> Path:
-    return config.index_dir / EXIT_NAME
-
-
 def write_private(path: Path, text: str) -> None:
     """Replace ``path`` atomically with ``text``, readable by its owner only."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -60,12 +40,12 @@ def write_private(path: Path, text: str) -> None:
 
 
 def write_pid(config: Config) -> None:
-    write_private(pid_path(config), f"{os.getpid()}\n")
+    write_private(config.index_dir / PID_NAME, f"{os.getpid()}\n")
 
 
 def read_pid(config: Config) -> int | None:
     try:
-        return int(pid_path(config).read_text().strip())
+        return int((config.index_dir / PID_NAME).read_text().strip())
     except (OSError, ValueError):
         return None
 
@@ -73,20 +53,20 @@ def read_pid(config: Config) -> int | None:
 def remove_pid(config: Config) -> None:
     if read_pid(config) == os.getpid():
         with contextlib.suppress(OSError):
-            pid_path(config).unlink()
+            (config.index_dir / PID_NAME).unlink()
 
 
 def write_exit(config: Config, code: int) -> None:
     with contextlib.suppress(OSError):
-        write_private(exit_path(config), json.dumps({"pid": os.getpid(), "code": code, "at": time.time()}))
+        write_private(config.index_dir / EXIT_NAME, json.dumps({"pid": os.getpid(), "code": code, "at": time.time()}))
 
 
 def read_exit(config: Config) -> dict | None:
-    return _read_json(exit_path(config))
+    return _read_json(config.index_dir / EXIT_NAME)
 
 
 def read_state(config: Config) -> dict | None:
-    return _read_json(state_path(config))
+    return _read_json(config.index_dir / STATE_NAME)
 
 
 def _read_json(path: Path) -> dict | None:
