@@ -339,3 +339,30 @@ def classify(path: Path, roots: Iterable[Path], exclude: Iterable[Path] = ()) ->
     if stat.S_ISDIR(st.st_mode):
         return None
     return walk.entry(path, st)
+
+
+def found_at(path: str, roots: list[Path]) -> Found | None:
+    """The file at ``path`` when it is one to index, judged as discovery judges it."""
+    verdict = classify(Path(path), roots)
+    return verdict if isinstance(verdict, Found) else None
+
+
+def discover_in(roots: list[Path], exclude: list[Path], scope: Iterable[Path] | None) -> Iterator[Found | Skipped]:
+    """Everything under the roots, or only what lies in ``scope``, judged by the same rules."""
+    if scope is None:
+        yield from discover(roots, exclude=exclude)
+        return
+    seen: set[str] = set()
+    for area in scope:
+        area = Path(area)
+        if area.is_dir() and not area.is_symlink():
+            paths = [Path(d) / f for d, _dirs, files in os.walk(area) for f in files]
+        else:
+            paths = [area]
+        for path in sorted(paths):
+            if str(path) in seen:
+                continue
+            seen.add(str(path))
+            verdict = classify(path, roots, exclude)
+            if verdict is not None:
+                yield verdict

@@ -138,7 +138,10 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
                                   and _asks_what_no_note_says(p, quotes, searcher)]
     shape = {"missing_parts": missing, "parts": parts if len(parts) > 1 else [],
              "tentative": best < EVIDENCE_FLOOR or bool(unheard), "not_mentioned": unknown + unheard}
-    if quotes_only or generator is None:
+    # "These passages may answer it": no model sentence then. Joining two quotes that may not
+    # answer made "Install the headless client, and you can use it to record your own audio"
+    # of an install step and the audio recorder, each word in a quote, the claim in neither.
+    if quotes_only or generator is None or shape["tentative"]:
         if on_quotes is not None:
             on_quotes(quotes)
         gate = SentenceGate(_checker(asked, quotes), None)

@@ -153,12 +153,12 @@ class Indexer(Closing):
 
     def _sync_files(self, roots: list[Path], report: IndexReport, scope: Sequence[Path] | None) -> None:
         """Reconcile the index with what is on disk under ``roots`` (or only within ``scope``)."""
-        from ..ingest.discover import Found
+        from ..ingest.discover import Found, discover_in, found_at
 
         exclude = [self.config.data_dir, self.config.index_dir]
         known = self.idx.files()
         found: dict[str, Found] = {}
-        for item in _discover(roots, exclude, scope):
+        for item in discover_in(roots, exclude, scope):
             if isinstance(item, Found):
                 found[str(item.path)] = item
             else:
@@ -169,7 +169,7 @@ class Indexer(Closing):
         todo = set(plan.new) | self._changed(plan.suspects, found)
         report.files_unchanged = len(found) - len(todo)
         for path in sorted(self.idx.dependents(todo | set(plan.removed)) - todo):
-            item = found.get(path) or _found(path, roots)  # a note embedding a changed note
+            item = found.get(path) or found_at(path, roots)  # a note embedding a changed note
             if item is not None:
                 found[path] = item
                 todo.add(path)
@@ -378,36 +378,6 @@ def remembered_roots(config: Config) -> list[str]:
         return []
     with Index.open_reader(config) as idx:
         return idx.roots()
-
-
-def _found(path: str, roots: list[Path]):
-    from ..ingest.discover import Found, classify
-
-    verdict = classify(Path(path), roots)
-    return verdict if isinstance(verdict, Found) else None
-
-
-def _discover(roots: list[Path], exclude: list[Path], scope: Sequence[Path] | None):
-    """Everything under the roots, or only what lies in ``scope``, judged by the same rules."""
-    from ..ingest.discover import classify, discover
-
-    if scope is None:
-        yield from discover(roots, exclude=exclude)
-        return
-    seen: set[str] = set()
-    for area in scope:
-        area = Path(area)
-        if area.is_dir() and not area.is_symlink():
-            paths = [Path(d) / f for d, _dirs, files in os.walk(area) for f in files]
-        else:
-            paths = [area]
-        for path in sorted(paths):
-            if str(path) in seen:
-                continue
-            seen.add(str(path))
-            verdict = classify(path, roots, exclude)
-            if verdict is not None:
-                yield verdict
 
 
 def _hash_file(path: Path) -> str | None:
