@@ -229,7 +229,7 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
         chosen.sort(key=lambda c: -c[0])
     if asks_reason(question):
         chosen = _with_reason(chosen, units, overall, limit)
-    kept = _in_reading_order(_dedupe_contained(chosen))
+    kept = _in_reading_order(_with_next_figure(_dedupe_contained(chosen), units, overall, limit))
     quotes = [_quote(n, score, unit) for n, (score, unit) in enumerate(kept, 1)]
     return Evidence(quotes, parts, part_scores, missing)
 
@@ -283,6 +283,31 @@ def _with_reason(chosen: list[tuple[float, Unit]], units: Sequence[Unit], overal
     return kept + [(overall.get(k, min(s for s, _u in chosen)), units[k])]
 
 
+def _with_next_figure(chosen: list[tuple[float, Unit]], units: Sequence[Unit], overall: dict[int, float],
+                      limit: int) -> list[tuple[float, Unit]]:
+    """When a place is left: the sentence right after the best quote, when it states a figure.
+    A report says a thing, then its figures in the next sentence, in other words ("2024 is the
+    last year to file Form 5405." "The 15-year repayment period ... for homes purchased in 2008
+    ..."; "... will be required to send you a Form 1099-K when ... more than $5,000." "In
+    calendar year 2025, the threshold will lower to more than $2,500"): sharing few of the
+    question's words, it scores low alone. It takes the last place at its own score, so it
+    makes no question look better answered."""
+    if not chosen or len(chosen) >= limit:
+        return chosen
+    subject = max(chosen, key=lambda c: c[0])[1]
+    if subject.kind != "sentence":
+        return chosen
+    said = " ".join(" ".join(u.text.split()) for _s, u in chosen)
+    after = [k for k, u in enumerate(units)
+             if (u.chunk.path, u.chunk.page) == (subject.chunk.path, subject.chunk.page) and u.kind == "sentence"
+             and subject.line_end <= u.line_start <= subject.line_end + 1 and u.line_end >= subject.line_end
+             and _DIGIT.search(u.text) and " ".join(u.text.split()) not in said]
+    if not after:
+        return chosen
+    k = min(after, key=lambda j: (units[j].line_start, units[j].hit.rank))
+    return chosen + [(overall.get(k, min(s for s, _u in chosen)), units[k])]
+
+
 def _part_query(part: str, question: str) -> str:
     """What a part is embedded as: itself when it says enough alone, else with the whole question
     around it ("for how long")."""
@@ -303,6 +328,8 @@ def _dedupe_contained(chosen: list[tuple[float, Unit]]) -> list[tuple[float, Uni
         (path, a, b), text = shown[i][:2]
         (p, x, y), other = shown[j][:2]
         inside = p == path and x <= a and b <= y and ((x, y) != (a, b) or len(other) > len(text))
+        if shown[i][3].kind == shown[j][3].kind == "sentence" and text not in other:
+            inside = False  # two sentences of a PDF line: lines are shared, words are not
         return inside or (text in other and (len(other) > len(text) or j < i))
 
     def left_to(j: int, i: int) -> bool:  # is quote i left to quote j?
