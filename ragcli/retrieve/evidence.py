@@ -300,12 +300,22 @@ def _with_next_figure(chosen: list[tuple[float, Unit]], units: Sequence[Unit], o
     said = " ".join(" ".join(u.text.split()) for _s, u in chosen)
     after = [k for k, u in enumerate(units)
              if (u.chunk.path, u.chunk.page) == (subject.chunk.path, subject.chunk.page) and u.kind == "sentence"
-             and subject.line_end <= u.line_start <= subject.line_end + 1 and u.line_end >= subject.line_end
+             and subject.line_end <= u.line_start <= subject.line_end + 1 and _follows(u, subject)
              and _DIGIT.search(u.text) and " ".join(u.text.split()) not in said]
     if not after:
         return chosen
     k = min(after, key=lambda j: (units[j].line_start, units[j].hit.rank))
     return chosen + [(overall.get(k, min(s for s, _u in chosen)), units[k])]
+
+
+def _follows(unit: Unit, subject: Unit) -> bool:
+    """Does ``unit`` come after ``subject``? A PDF line holds several sentences, so where both
+    stand in the unit's chunk, their places in its text say it; else its lines must."""
+    flat = " ".join(unit.chunk.text.split())
+    here, there = flat.find(" ".join(subject.text.split())), flat.find(" ".join(unit.text.split()))
+    if here >= 0 and there >= 0:
+        return there > here
+    return unit.line_start > subject.line_start and unit.line_end >= subject.line_end
 
 
 def _part_query(part: str, question: str) -> str:
