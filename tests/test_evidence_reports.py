@@ -81,3 +81,14 @@ def test_a_sentence_cut_at_a_chunks_end_leaves_the_whole_sentence_shown(embed):
     quotes = select_quotes("What is the 2024 AMT exemption amount for married couples filing jointly?",
                            [Hit(second, 1.0, 1), Hit(first, 0.9, 2)], embed, flat_idf)
     assert whole in [q.text for q in quotes], [q.text for q in quotes]
+
+
+def test_a_paragraph_quoted_whole_is_not_quoted_again_for_its_next_sentence(embed):
+    """A short paragraph is quoted whole around its best sentence; the sentence after that one
+    is already shown in it, and is not printed a second time."""
+    note = Chunk("n", "/v/Pour over.md", "Pour over", "Pour over > Ratio and grind",
+                 "## Ratio and grind\n\nUse 15 g of coffee to 250 g of water, a ratio of about 1:16.7. Grind "
+                 "medium-fine, like coarse sand: setting 18 on the Comandante.", 11, 13)
+    quotes = select_quotes("What coffee to water ratio for pour over?", [Hit(note, 1.0, 1)], embed, flat_idf)
+    texts = [q.text for q in quotes]
+    assert len(texts) == len(set(texts)) and sum("setting 18" in t for t in texts) == 1, texts

@@ -229,7 +229,8 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
         chosen.sort(key=lambda c: -c[0])
     if asks_reason(question):
         chosen = _with_reason(chosen, units, overall, limit)
-    kept = _in_reading_order(_with_next_figure(_dedupe_contained(chosen), units, overall, limit))
+    kept = _dedupe_contained(_with_next_figure(_dedupe_contained(chosen), units, overall, limit))
+    kept = _in_reading_order(kept)
     quotes = [_quote(n, score, unit) for n, (score, unit) in enumerate(kept, 1)]
     return Evidence(quotes, parts, part_scores, missing)
 
@@ -297,7 +298,7 @@ def _with_next_figure(chosen: list[tuple[float, Unit]], units: Sequence[Unit], o
     subject = max(chosen, key=lambda c: c[0])[1]
     if subject.kind != "sentence":
         return chosen
-    said = " ".join(" ".join(u.text.split()) for _s, u in chosen)
+    said = " ".join(" ".join(_shown_text(u).split()) for _s, u in chosen)  # a quoted paragraph holds it
     after = [k for k, u in enumerate(units)
              if (u.chunk.path, u.chunk.page) == (subject.chunk.path, subject.chunk.page) and u.kind == "sentence"
              and subject.line_end <= u.line_start <= subject.line_end + 1 and _follows(u, subject)
