@@ -293,11 +293,18 @@ def _with_next_figure(chosen: list[tuple[float, Unit]], units: Sequence[Unit], o
     calendar year 2025, the threshold will lower to more than $2,500"): sharing few of the
     question's words, it scores low alone. It takes the last place at its own score, so it
     makes no question look better answered."""
-    if not chosen or len(chosen) >= limit:
+    if not chosen:
         return chosen
     subject = max(chosen, key=lambda c: c[0])[1]
     if subject.kind != "sentence":
         return chosen
+    if len(chosen) >= limit:  # the last place, when it quotes another page, is worth less than this
+        last = min(chosen, key=lambda c: c[0])
+        if (last[1].chunk.path, last[1].chunk.page) == (subject.chunk.path, subject.chunk.page):
+            return chosen
+        rest = [c for c in chosen if c is not last]
+    else:
+        rest = chosen
     said = " ".join(" ".join(_shown_text(u).split()) for _s, u in chosen)  # a quoted paragraph holds it
     after = [k for k, u in enumerate(units)
              if (u.chunk.path, u.chunk.page) == (subject.chunk.path, subject.chunk.page) and u.kind == "sentence"
@@ -306,7 +313,7 @@ def _with_next_figure(chosen: list[tuple[float, Unit]], units: Sequence[Unit], o
     if not after:
         return chosen
     k = min(after, key=lambda j: (units[j].line_start, units[j].hit.rank))
-    return chosen + [(overall.get(k, min(s for s, _u in chosen)), units[k])]
+    return rest + [(overall.get(k, min(s for s, _u in chosen)), units[k])]
 
 
 def _follows(unit: Unit, subject: Unit) -> bool:
