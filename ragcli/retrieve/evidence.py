@@ -24,6 +24,7 @@ import numpy as np
 
 from ..types import Hit, Quote
 from ..words import answer_type, asks_figure, asks_reason, gives_reason, holds_figure, query_terms
+from .following import with_next_figure
 from .sections import heading_text
 from .units import Unit, split_units
 
@@ -229,7 +230,7 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
         chosen.sort(key=lambda c: -c[0])
     if asks_reason(question):
         chosen = _with_reason(chosen, units, overall, limit)
-    kept = _dedupe_contained(_with_next_figure(_dedupe_contained(chosen), units, overall, limit))
+    kept = _dedupe_contained(with_next_figure(_dedupe_contained(chosen), units, overall, limit))
     kept = _in_reading_order(kept)
     quotes = [_quote(n, score, unit) for n, (score, unit) in enumerate(kept, 1)]
     return Evidence(quotes, parts, part_scores, missing)
@@ -282,48 +283,6 @@ def _with_reason(chosen: list[tuple[float, Unit]], units: Sequence[Unit], overal
         return chosen
     kept = sorted(chosen, key=lambda c: -c[0])[: limit - 1] if len(chosen) >= limit else list(chosen)
     return kept + [(overall.get(k, min(s for s, _u in chosen)), units[k])]
-
-
-def _with_next_figure(chosen: list[tuple[float, Unit]], units: Sequence[Unit], overall: dict[int, float],
-                      limit: int) -> list[tuple[float, Unit]]:
-    """When a place is left: the sentence right after the best quote, when it states a figure.
-    A report says a thing, then its figures in the next sentence, in other words ("2024 is the
-    last year to file Form 5405." "The 15-year repayment period ... for homes purchased in 2008
-    ..."; "... will be required to send you a Form 1099-K when ... more than $5,000." "In
-    calendar year 2025, the threshold will lower to more than $2,500"): sharing few of the
-    question's words, it scores low alone. It takes the last place at its own score, so it
-    makes no question look better answered."""
-    if not chosen:
-        return chosen
-    subject = max(chosen, key=lambda c: c[0])[1]
-    if subject.kind != "sentence":
-        return chosen
-    if len(chosen) >= limit:  # the last place, when it quotes another page, is worth less than this
-        last = min(chosen, key=lambda c: c[0])
-        if (last[1].chunk.path, last[1].chunk.page) == (subject.chunk.path, subject.chunk.page):
-            return chosen
-        rest = [c for c in chosen if c is not last]
-    else:
-        rest = chosen
-    said = " ".join(" ".join(_shown_text(u).split()) for _s, u in chosen)  # a quoted paragraph holds it
-    after = [k for k, u in enumerate(units)
-             if (u.chunk.path, u.chunk.page) == (subject.chunk.path, subject.chunk.page) and u.kind == "sentence"
-             and subject.line_end <= u.line_start <= subject.line_end + 1 and _follows(u, subject)
-             and _DIGIT.search(u.text) and " ".join(u.text.split()) not in said]
-    if not after:
-        return chosen
-    k = min(after, key=lambda j: (units[j].line_start, units[j].hit.rank))
-    return rest + [(overall.get(k, min(s for s, _u in chosen)), units[k])]
-
-
-def _follows(unit: Unit, subject: Unit) -> bool:
-    """Does ``unit`` come after ``subject``? A PDF line holds several sentences, so where both
-    stand in the unit's chunk, their places in its text say it; else its lines must."""
-    flat = " ".join(unit.chunk.text.split())
-    here, there = flat.find(" ".join(subject.text.split())), flat.find(" ".join(unit.text.split()))
-    if here >= 0 and there >= 0:
-        return there > here
-    return unit.line_start > subject.line_start and unit.line_end >= subject.line_end
 
 
 def _part_query(part: str, question: str) -> str:
