@@ -19,10 +19,10 @@ def with_next_figure(chosen: list[tuple[float, Unit]], units: Sequence[Unit], ov
     """The sentence right after the best quote, when it states a figure, in a place left or in
     the last place when that quotes another page (a page further off says less than this):
     "2024 is the last year to file Form 5405." "The 15-year repayment period ... for homes
-    purchased in 2008 ..."; "... will be required to send you a Form 1099-K when ... more than $5,000." "In
-    calendar year 2025, the threshold will lower to more than $2,500". It takes the last place
-    at its own score, so it makes no question look better answered. ``overall``: each unit's
-    score for the whole question."""
+    purchased in 2008 ..."; "... a Form 1099-K when ... more than $5,000." "In calendar year
+    2025, the threshold will lower to more than $2,500". It takes the last place at its own
+    score, so it makes no question look better answered. ``overall``: each unit's score for
+    the whole question."""
     if not chosen:
         return chosen
     subject = max(chosen, key=lambda c: c[0])[1]
