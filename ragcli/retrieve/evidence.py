@@ -230,8 +230,10 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
         chosen.sort(key=lambda c: -c[0])
     if asks_reason(question):
         chosen = _with_reason(chosen, units, overall, limit)
-    kept = _dedupe_contained(with_next_figure(_dedupe_contained(chosen), units, overall, limit))
-    kept = _in_reading_order(kept)
+    kept = _dedupe_contained(chosen)
+    added = _dedupe_contained(with_next_figure(kept, units, overall, limit))
+    # the next sentence may turn out to be shown already (inside a quoted block): then it takes no place
+    kept = _in_reading_order(added if len(added) >= len(kept) else kept)
     quotes = [_quote(n, score, unit) for n, (score, unit) in enumerate(kept, 1)]
     return Evidence(quotes, parts, part_scores, missing)
 

@@ -30,8 +30,9 @@ def with_next_figure(chosen: list[tuple[float, Unit]], units: Sequence[Unit], ov
         return chosen
     if len(chosen) >= limit:  # the last place, when it quotes another page, is worth less than this
         last = min(chosen, key=lambda c: c[0])
-        if (last[1].chunk.path, last[1].chunk.page) == (subject.chunk.path, subject.chunk.page):
-            return chosen
+        if subject.chunk.page is None or (last[1].chunk.path, last[1].chunk.page) == (subject.chunk.path,
+                                                                                      subject.chunk.page):
+            return chosen  # a note's section is read whole (its lead-ins completed): no place is taken there
         rest = [c for c in chosen if c is not last]
     else:
         rest = chosen
