@@ -112,11 +112,16 @@ _WHEN = re.compile(r"\b\d{1,2}:\d{2}\b|\b\d{4}-\d{2}-\d{2}\b|\b(?:1[89]|20)\d{2}
 # A price: an amount in a currency, or free. "How much is it per month" is not answered by "1 GB".
 _PRICE = re.compile(r"[$€£¥₹]\s*\d|\d\s*(?:usd|eur|gbp|dollars?|euros?|pounds?|cents?)\b|\bfree\b|"
                     r"\bno (?:extra )?(?:cost|charge)\b", re.I)
+# A share: a percentage, or "N out of M". "What share of benefits officers did OPM train" is
+# answered by "OPM trained 57 out of 68 ..." and the row's "83.8%", not by the sentences around
+# them that share more of its words ("virtual benefits officers training seminars").
+_SHARE = re.compile(r"\d\s*(?:%|per ?cent\b)|\b\d[\d,]*\s+out\s+of\s+(?:the\s+)?\d", re.I)
 _ANSWER_TYPES = ((re.compile(r"\bhow much\b(?:\W+\w+){0,6}?\W+(?:cost|costs|pay|charge|charged|per (?:month|year))\b|"
                              r"\bwhat(?:'s| is| does)?(?:\W+\w+){0,3}?\W+(?:cost|price)\b", re.I), _PRICE),
                  (re.compile(r"\bhow long\b|\bhow many (?:minutes|seconds|hours|days|weeks)\b", re.I), _DURATION),
                  (re.compile(r"\btemperature\b|\bhow (?:hot|cold|warm)\b", re.I), _TEMPERATURE),
-                 (re.compile(_ASKS_WHEN + r"|\bwhat (?:time|date|year|day)\b", re.I), _WHEN))
+                 (re.compile(_ASKS_WHEN + r"|\bwhat (?:time|date|year|day)\b", re.I), _WHEN),
+                 (re.compile(r"\bwhat (?:share|percentage|percent|proportion|fraction)\b", re.I), _SHARE))
 
 
 def answer_type(question: str) -> re.Pattern[str] | None:

@@ -24,6 +24,7 @@ import numpy as np
 
 from ..types import Hit, Quote
 from ..words import answer_type, asks_figure, asks_reason, gives_reason, holds_figure, query_terms
+from .following import with_next_figure
 from .sections import heading_text
 from .units import Unit, split_units
 
@@ -235,7 +236,10 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
         chosen.sort(key=lambda c: -c[0])
     if asks_reason(question):
         chosen = _with_reason(chosen, units, overall, limit)
-    kept = _in_reading_order(_dedupe_contained(chosen))
+    kept = _dedupe_contained(chosen)
+    added = _dedupe_contained(with_next_figure(kept, units, overall, limit))
+    # the next sentence may turn out to be shown already (inside a quoted block): then it takes no place
+    kept = _in_reading_order(added if len(added) >= len(kept) else kept)
     quotes = [_quote(n, score, unit) for n, (score, unit) in enumerate(kept, 1)]
     return Evidence(quotes, parts, part_scores, missing)
 
@@ -299,17 +303,26 @@ def _dedupe_contained(chosen: list[tuple[float, Unit]]) -> list[tuple[float, Uni
     """Say each thing once: a quote whose lines lie inside another chosen quote's (an item of a
     list quoted with its lead-in, a sentence of a quoted paragraph), or whose words another
     chosen quote already holds (a note embedded in another, both retrieved), is left to the
-    larger quote."""
+    larger quote. Two quotes can each cover the other: a sentence cut at a chunk's end spans
+    more lines than the whole sentence of the next chunk, which holds its words. The one with
+    more words is kept then, not neither ("The AMT exemption amount is increased to $85,700
+    ($133,300 if married filing jointly ...)" was lost so)."""
     shown = [(_span(u), " ".join(_shown_text(u).lower().split()), s, u) for s, u in chosen]
-    kept = []
-    for i, ((path, a, b), text, score, unit) in enumerate(shown):
-        def covers(j: int) -> bool:
-            (p, x, y), other, _s, _u = shown[j]
-            inside = p == path and x <= a and b <= y and ((x, y) != (a, b) or len(other) > len(text))
-            return inside or (text in other and (len(other) > len(text) or j < i))
-        if not any(covers(j) for j in range(len(shown)) if j != i):
-            kept.append((score, unit))
-    return kept
+
+    def covers(j: int, i: int) -> bool:  # does quote j hold quote i?
+        (path, a, b), text = shown[i][:2]
+        (p, x, y), other = shown[j][:2]
+        inside = p == path and x <= a and b <= y and ((x, y) != (a, b) or len(other) > len(text))
+        if shown[i][3].kind == shown[j][3].kind == "sentence" and text not in other:
+            inside = False  # two sentences of a PDF line: lines are shared, words are not
+        return inside or (text in other and (len(other) > len(text) or j < i))
+
+    def left_to(j: int, i: int) -> bool:  # is quote i left to quote j?
+        mutual = covers(i, j) and (len(shown[i][1]), -i) > (len(shown[j][1]), -j)
+        return covers(j, i) and not mutual
+
+    return [(score, unit) for i, (_span_i, _text, score, unit) in enumerate(shown)
+            if not any(left_to(j, i) for j in range(len(shown)) if j != i)]
 
 
 def _in_reading_order(kept: list[tuple[float, Unit]]) -> list[tuple[float, Unit]]:

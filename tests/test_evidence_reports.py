@@ -1,0 +1,94 @@
+"""Quotes from report pages (issue 20): the unit that holds what the question asks is shown,
+not only the sentences around it that share more of its words. Real embedding model; the
+pages are report text as the PDF reader gives it (several sentences to a line)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragcli.config import load_config
+from ragcli.retrieve import Searcher
+from ragcli.retrieve.evidence import select_quotes
+from ragcli.types import Chunk, Hit
+from ragcli.words import answer_type, holds_figure
+
+TITLE = "Annual Performance Report"
+
+
+def flat_idf(terms):
+    return {t: 1.0 for t in terms}
+
+
+@pytest.fixture(scope="module")
+def embed(example_vault_env):
+    searcher = Searcher(load_config(env=example_vault_env))
+    yield searcher.embedder.embed
+    searcher.close()
+
+
+def _page(cid: str, text: str, start: int, page: int) -> Chunk:
+    return Chunk(cid, "/r/report.pdf", TITLE, TITLE, text, start, start + text.count("\n"), page)
+
+
+def _shown(quotes) -> str:
+    return " ".join(q.text for q in quotes)
+
+
+def test_a_share_is_answered_by_a_percentage_or_n_out_of_m(embed):
+    """The sentences on training seminars share every word of "what share of benefits officers
+    did OPM train"; the one that answers says "57 out of 68"."""
+    asks = "What share of benefits officers did OPM train in fiscal year 2016?"
+    assert answer_type(asks) is not None and answer_type("What share of the vault is synced?") is not None
+    assert holds_figure("OPM trained 57 out of 68 respondents.", asks) and holds_figure("Results: 83.8%", asks)
+    assert not holds_figure("Percent of benefits officers trained per year", asks)
+    text = ("To continue to meet benefits officers' mandatory training needs, OPM delivered virtual benefits\n"
+            "officers training seminars. Through the Benefits Officers Virtual Training Seminar, held in\n"
+            "November 2015, OPM provided updates to benefits officers on benefits initiatives.\n"
+            "OPM conducted the survey in October 2016. OPM trained 57 out of 68 benefits officer survey respondents.\n"
+            "To obtain a better assessment of benefit officers trained, OPM posted the survey to a benefits\n"
+            "officer's listserv, which increased survey visibility.")
+    quotes = select_quotes(asks, [Hit(_page("p87", text, 40, 87), 1.0, 1)], embed, flat_idf)
+    assert "57 out of 68" in _shown(quotes), [q.text for q in quotes]
+
+
+def test_the_sentence_after_the_best_quote_gives_its_figures(embed):
+    """"Why is 2024 the last year to file Form 5405": the sentence that says so matches; the
+    next, in other words, holds the answer's figures (a 15-year period from 2008), and alone
+    scores far under the best."""
+    text = ("Form 5405 repayment. 2024 is the last year to file Form 5405. The 15-year repayment\n"
+            "period for the first-time homebuyer credit for homes purchased in 2008 began with your 2010\n"
+            "tax return and ends with your 2024 tax return.\n"
+            "Standard mileage rate. The business mileage rate is 67 cents per mile.")
+    quotes = select_quotes("Why is 2024 the last year to file Form 5405?", [Hit(_page("p4", text, 20, 4), 1.0, 1)],
+                           embed, flat_idf)
+    assert "2024 is the last year to file Form 5405." in _shown(quotes)
+    assert "15-year" in _shown(quotes) and "2008" in _shown(quotes), [q.text for q in quotes]
+    assert "mileage" not in _shown(quotes)  # not a sentence further on
+
+
+def test_a_sentence_cut_at_a_chunks_end_leaves_the_whole_sentence_shown(embed):
+    """Two chunks of one page overlap: the first ends inside a sentence the second holds whole.
+    The cut one spans more lines, the whole one holds its words: each covered the other and
+    neither was shown. Two sentences sharing lines are not one inside the other, and of two
+    quotes that each cover the other the one with more words stays."""
+    whole = ("The AMT exemption amount is increased to $85,700 ($133,300 if married filing jointly or "
+             "qualifying surviving spouse; $66,650 if married filing separately).")
+    cut = ("Alternative minimum tax (AMT) exemption amount increased. The AMT exemption amount is\n"
+           "increased to $85,700 ($133,300 if married filing jointly or qualifying surviving spouse;")
+    first = _page("a", cut, 15, 5)
+    second = _page("b", whole + "\nThe income levels at which the AMT exemption begins to phase out have increased "
+                                "to $609,350 ($1,218,700 if married filing jointly).", 16, 5)
+    quotes = select_quotes("What is the 2024 AMT exemption amount for married couples filing jointly?",
+                           [Hit(second, 1.0, 1), Hit(first, 0.9, 2)], embed, flat_idf)
+    assert whole in [q.text for q in quotes], [q.text for q in quotes]
+
+
+def test_a_paragraph_quoted_whole_is_not_quoted_again_for_its_next_sentence(embed):
+    """A short paragraph is quoted whole around its best sentence; the sentence after that one
+    is already shown in it, and is not printed a second time."""
+    note = Chunk("n", "/v/Pour over.md", "Pour over", "Pour over > Ratio and grind",
+                 "## Ratio and grind\n\nUse 15 g of coffee to 250 g of water, a ratio of about 1:16.7. Grind "
+                 "medium-fine, like coarse sand: setting 18 on the Comandante.", 11, 13)
+    quotes = select_quotes("What coffee to water ratio for pour over?", [Hit(note, 1.0, 1)], embed, flat_idf)
+    texts = [q.text for q in quotes]
+    assert len(texts) == len(set(texts)) and sum("setting 18" in t for t in texts) == 1, texts
