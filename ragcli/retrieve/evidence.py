@@ -307,7 +307,7 @@ def _dedupe_contained(chosen: list[tuple[float, Unit]]) -> list[tuple[float, Uni
     more lines than the whole sentence of the next chunk, which holds its words. The one with
     more words is kept then, not neither ("The AMT exemption amount is increased to $85,700
     ($133,300 if married filing jointly ...)" was lost so)."""
-    shown = [(_span(u), " ".join(_shown_text(u).lower().split()), s, u) for s, u in chosen]
+    shown = [(_span(u), " ".join(u.shown.lower().split()), s, u) for s, u in chosen]
 
     def covers(j: int, i: int) -> bool:  # does quote j hold quote i?
         (path, a, b), text = shown[i][:2]
@@ -337,10 +337,6 @@ def _in_reading_order(kept: list[tuple[float, Unit]]) -> list[tuple[float, Unit]
 def _inside(small: Unit, big: Unit) -> bool:
     (p, a, b), (q, x, y) = _span(small), _span(big)
     return p == q and x <= a and b <= y
-
-
-def _shown_text(unit: Unit) -> str:
-    return unit.passage[0] if unit.passage is not None else unit.text
 
 
 def _span(unit: Unit) -> tuple[tuple[str, int | None], int, int]:

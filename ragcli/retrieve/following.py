@@ -36,7 +36,7 @@ def with_next_figure(chosen: list[tuple[float, Unit]], units: Sequence[Unit], ov
         rest = [c for c in chosen if c is not last]
     else:
         rest = chosen
-    said = " ".join(" ".join(_shown(u).split()) for _s, u in chosen)  # a quoted paragraph holds it
+    said = " ".join(" ".join(u.shown.split()) for _s, u in chosen)  # a quoted paragraph holds it
     after = [k for k, u in enumerate(units)
              if (u.chunk.path, u.chunk.page) == (subject.chunk.path, subject.chunk.page) and u.kind == "sentence"
              and subject.line_end <= u.line_start <= subject.line_end + 1 and follows(u, subject)
@@ -55,8 +55,3 @@ def follows(unit: Unit, subject: Unit) -> bool:
     if here >= 0 and there >= 0:
         return there > here
     return unit.line_start > subject.line_start and unit.line_end >= subject.line_end
-
-
-def _shown(unit: Unit) -> str:
-    """What a quote of the unit shows: the short paragraph it stands in, or itself."""
-    return unit.passage[0] if unit.passage is not None else unit.text

@@ -109,8 +109,7 @@ def said_otherwise(words: Sequence[str], texts: Sequence[str],
     candidates = [w for w in said if w not in words][:_QUOTE_WORDS]
     if not candidates:
         return []
-    vectors = embed(list(words) + candidates)
-    vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
+    vectors = embed(list(words) + candidates)  # unit rows, from every embedder
     nearest = (vectors[:len(words)] @ vectors[len(words):].T).max(axis=1)
     return [w for w, sim in zip(words, nearest) if sim >= SAID_OTHERWISE]
 

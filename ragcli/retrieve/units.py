@@ -69,6 +69,11 @@ class Unit:
     def chunk(self):
         return self.hit.chunk
 
+    @property
+    def shown(self) -> str:
+        """What a quote of the unit shows: the short paragraph it stands in, or itself."""
+        return self.passage[0] if self.passage is not None else self.text
+
 
 @dataclass
 class _Block:
