@@ -184,3 +184,19 @@ def test_the_figure_said_first_survives_the_model_and_its_checks(cfe_pages, monk
     assert "".join(said).startswith("65 — ")  # streamed first, before the model's own words
     assert "Event Services (EVS) — Requirements Tested Passed: 65;" in _cited(result).text
     assert not result.quoted_fallback
+
+
+def test_the_figure_is_said_before_the_quotes_on_a_terminal_and_piped(cfe_pages) -> None:
+    # On a terminal `rag ask --quotes` printed the quotes and never the figure: it was said
+    # only into the answer's text, which a streamed answer does not print again.
+    from helpers import on_a_terminal, rag
+
+    code, shown = on_a_terminal(["ask", "--quotes", EVS], env={**cfe_pages, "RAG_DAEMON": "off"})
+    text = shown.decode("utf-8", "replace")
+    assert code == 0, text
+    assert "65 — Event Services (EVS), Total Tested [" in text
+    assert text.index("65 — Event Services") < text.index("[1] ")
+    piped = rag("ask", "--quotes", EVS, env={**cfe_pages, "RAG_DAEMON": "off"}, text=True)
+    assert piped.returncode == 0, piped.stderr
+    assert piped.stdout.startswith("65 — Event Services (EVS), Total Tested ["), piped.stdout[:300]
+    assert "\n\n" in piped.stdout[:piped.stdout.index("[1] ")]  # a blank line between answer and quotes

@@ -142,18 +142,16 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
     # answer made "Install the headless client, and you can use it to record your own audio"
     # of an install step and the audio recorder, each word in a quote, the claim in neither.
     if quotes_only or generator is None or shape["tentative"]:
+        gate = SentenceGate(_checker(asked, quotes), on_token)
+        _lead_with_figure(gate, asked, quotes, idf)  # the direct answer, before the quotes
         if on_quotes is not None:
             on_quotes(quotes)
-        gate = SentenceGate(_checker(asked, quotes), None)
-        _lead_with_figure(gate, asked, quotes, idf)
         timings["total_s"] = time.perf_counter() - started
         return Answer(question, gate.finish(), [_source(q) for q in quotes], model, timings, quotes=quotes,
                       cited=[q.n for q in quotes], retrieval_query=query, checked=False,
                       dropped=[v.to_json() for v in gate.dropped], **shape)
     prompt = fit_quotes(generator, asked, quotes, max_tokens=config.max_tokens)
     quotes = prompt.quotes  # those that fit the window, renumbered 1..n
-    if on_quotes is not None:
-        on_quotes(quotes)
     first: list[float] = []
 
     def show(text: str) -> None:
@@ -163,7 +161,11 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
             on_token(text)
 
     gate = SentenceGate(_checker(asked, quotes), show)
+    # The direct answer a quoted row gives goes before the quotes; the model's sentences,
+    # seconds later, after them (the quotes are not held back for the model)
     _lead_with_figure(gate, asked, quotes, idf)
+    if on_quotes is not None:
+        on_quotes(quotes)
 
     def feed(piece: str) -> None:
         gate.feed(piece)
