@@ -92,3 +92,23 @@ def test_a_paragraph_quoted_whole_is_not_quoted_again_for_its_next_sentence(embe
     quotes = select_quotes("What coffee to water ratio for pour over?", [Hit(note, 1.0, 1)], embed, flat_idf)
     texts = [q.text for q in quotes]
     assert len(texts) == len(set(texts)) and sum("setting 18" in t for t in texts) == 1, texts
+
+
+def test_the_figures_a_chart_announces_are_shown_past_its_announcing_lines(embed):
+    """A chart's lines announce its figures ("IF your filing status is..." "THEN your standard
+    deduction is...") before the figures, which alone share few of the question's words. The
+    walk from the best quote passes them, and a letter-spaced label ("T a b l e 1 0 - 1 .",
+    whose digits only name the table), to the line that states the figures."""
+    text = ("2024 Standard Deduction Tables If you are married filing a separate return and your spouse\n"
+            "itemizes deductions, you can't take the standard deduction.\n"
+            "T a b l e 1 0 - 1 . Standard Deduction Chart for Most People* IF your filing status is...\n"
+            "THEN your standard deduction is...\n"
+            "Single or Married filing separately $14,600 Married filing jointly 29,200 Head of household 21,900\n"
+            "* Don't use this chart if you were born before January 2, 1960, are blind, or if someone "
+            "else can claim you.\n"
+            "Standard Deduction Chart for People Born Before January 2, 1960, or Who Are Blind* Check the\n"
+            "correct number of boxes below. Then go to the chart. Standard deduction for a head of "
+            "household who is blind.")
+    quotes = select_quotes("What is the 2024 standard deduction for a head of household in the chart for most "
+                           "people?", [Hit(_page("p255", text, 1, 255), 1.0, 1)], embed, flat_idf)
+    assert "21,900" in _shown(quotes), [q.text for q in quotes]
