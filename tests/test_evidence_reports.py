@@ -112,3 +112,38 @@ def test_the_figures_a_chart_announces_are_shown_past_its_announcing_lines(embed
     quotes = select_quotes("What is the 2024 standard deduction for a head of household in the chart for most "
                            "people?", [Hit(_page("p255", text, 1, 255), 1.0, 1)], embed, flat_idf)
     assert "21,900" in _shown(quotes), [q.text for q in quotes]
+
+
+BALANCE = ("Scenario II\nTrust Fund Balances Precluded From Obligation\n\nYear 1\n\n"
+           "Proprietary Pre-Closing Trial Balance (FACTS I Trial Balance):\n\n1010\n\n275\n\n6100\n\n775\n\n"
+           "1,050\n\n1,050\n\nProprietary Closing Entries:\n\nC1. To record the closing of revenues and expenses.")
+
+
+def test_a_pdf_lead_in_takes_the_column_of_figures_it_announces():
+    """A table read column by column: the lead-in, then one bare figure a line. Alone the
+    lead-in answers nothing (and ends in a colon, which scores it down); with its figures it
+    is one quotable unit. A note's paragraphs are read as they are."""
+    from ragcli.retrieve.units import split_units
+
+    units = split_units(Hit(_page("p25", BALANCE, 1, 25), 1.0, 1))
+    column = next(u for u in units if u.kind == "block")
+    assert column.text.startswith("Proprietary Pre-Closing Trial Balance (FACTS I Trial Balance):\n1010\n275")
+    assert column.text.endswith("775\n1,050\n1,050") and (column.line_start, column.line_end) == (6, 18)
+    assert not any(u.text.startswith("Proprietary Closing Entries:\n") for u in units)  # no figures follow
+    note = Chunk("n", "/v/Budget.md", "Budget", "Budget", BALANCE, 1, 1 + BALANCE.count("\n"))
+    assert not any(u.kind == "block" for u in split_units(Hit(note, 1.0, 1)))
+
+
+def test_a_pdf_lead_in_is_never_completed_from_another_page():
+    """A PDF's lines count from 1 on every page: the paragraph at the next line number of
+    another page is not what a lead-in announces."""
+    from ragcli.retrieve.units import complete_lead_ins
+    from ragcli.types import Quote
+
+    other = _page("p36", "entities such as the Internal Revenue Service collect these receipts.", 24, 36)
+    lead = Quote(1, "Proprietary Pre-Closing Adjusted Trial Balance (FACTS I ATB):", "line", "/r/report.pdf",
+                 TITLE, TITLE, 23, 23, 35, 0.7)
+    assert complete_lead_ins([lead], lambda _p, _h: [other]) == [lead]
+    same = _page("p35", "The receipts are deposited.", 24, 35)
+    led = complete_lead_ins([lead], lambda _p, _h: [other, same])[0]
+    assert led.kind == "block" and "deposited" in led.text
