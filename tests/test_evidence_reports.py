@@ -147,3 +147,18 @@ def test_a_pdf_lead_in_is_never_completed_from_another_page():
     same = _page("p35", "The receipts are deposited.", 24, 35)
     led = complete_lead_ins([lead], lambda _p, _h: [other, same])[0]
     assert led.kind == "block" and "deposited" in led.text
+
+
+def test_the_same_sentence_at_other_lines_takes_one_place(embed):
+    """Two chunks of one page overlap and hold the same sentence at other lines: it was chosen
+    twice, and the second was then dropped as a repeat, leaving a place empty."""
+    same = "The improper payments rate for the Retirement Program was .37 percent, below the 1.5 percent threshold."
+    hits = [Hit(_page("a", same, 41, 29), 1.0, 1), Hit(_page("b", same, 56, 29), 0.9, 2),
+            Hit(_page("c", "Definition: the rate of improper payments in the retirement program is the number of "
+                           "payments made in error divided by all payments.", 39, 149), 0.8, 3),
+            Hit(_page("d", "Improper payments in the retirement program totalled $304 million in FY 2016, a rate "
+                           "of .37%.", 30, 92), 0.7, 4)]
+    quotes = select_quotes("What was the improper payment rate in the retirement program in 2016?", hits, embed,
+                           flat_idf)
+    texts = [q.text for q in quotes]
+    assert len(texts) == 3 and texts.count(same) == 1, texts
