@@ -200,3 +200,25 @@ def test_the_figure_is_said_before_the_quotes_on_a_terminal_and_piped(cfe_pages)
     assert piped.returncode == 0, piped.stderr
     assert piped.stdout.startswith("65 — Event Services (EVS), Total Tested ["), piped.stdout[:300]
     assert "\n\n" in piped.stdout[:piped.stdout.index("[1] ")]  # a blank line between answer and quotes
+
+
+TRIBES = ("- Number of tribes, tribal organizations or urban Indian organizations participating in FEHB — "
+          "FY 2015 Results: 85; FY 2016 Results: 90; FY 2016 Target: ≥84")
+ENROLLED = ("- Number of tribal employees enrolled in FEHB — FY 2015 Results: 17,500; FY 2016 Results: 19,000; "
+            "FY 2016 Target: ≥18,000")
+
+
+def test_an_acronym_in_the_label_is_the_words_the_question_spells_out() -> None:
+    """The row says "FEHB", the reader "the federal employees health benefits program"; the
+    measure's own page repeats the summary table's row under a longer label, with the same
+    figures: no rival."""
+    asks = ("How many tribes and tribal organizations took part in the federal employees health benefits "
+            "program in 2016?")
+    measure = TRIBES.replace("- Number", "- PERFORMANCE MEASURE: Number")
+    quotes = [_quote(1, ENROLLED), _quote(2, TRIBES), _quote(3, measure)]
+    figure = direct_figure(asks, quotes)
+    assert figure is not None and figure.value == "90", figure
+    page = Chunk("c", "/r/report.pdf", "Report", "Report", f"Table rows:\n{ENROLLED}\n{TRIBES}", 66, 68, 48)
+    rows = [Hit(page, 1.0, 1)]
+    shown = quote_the_row(asks, [_quote(1, "OPM extended insurance benefits to employees of certain tribes.")], rows)
+    assert any("FY 2016 Results: 90" in q.text for q in shown), [q.text for q in shown]

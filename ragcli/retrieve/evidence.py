@@ -226,6 +226,8 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
             break
         if per_chunk.get(unit.chunk.id, 0) >= MAX_PER_CHUNK or any(u is unit for _s, u in chosen):
             continue
+        if any(_same_words(u, unit) for _s, u in chosen):
+            continue  # the same sentence at other lines (two chunks of a page overlap): one place
         if kind_led and not holds_figure(unit.text, ask):
             continue
         if unit.kind == "steps" and not _HOW.search(question) and any(_inside(u, unit) for _s, u in chosen):
@@ -323,6 +325,12 @@ def _dedupe_contained(chosen: list[tuple[float, Unit]]) -> list[tuple[float, Uni
 
     return [(score, unit) for i, (_span_i, _text, score, unit) in enumerate(shown)
             if not any(left_to(j, i) for j in range(len(shown)) if j != i)]
+
+
+def _same_words(a: Unit, b: Unit) -> bool:
+    """Two units of one file that say the same words (a PDF page's chunks overlap, and the
+    sentence they share can stand at other lines in each)."""
+    return a.chunk.path == b.chunk.path and " ".join(a.text.split()) == " ".join(b.text.split())
 
 
 def _in_reading_order(kept: list[tuple[float, Unit]]) -> list[tuple[float, Unit]]:

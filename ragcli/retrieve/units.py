@@ -9,8 +9,7 @@ block's own items, rows and code stay quotable on their own too.
 
 Sentences are cut by ``words.split_sentences``, the one splitter the checks use as well.
 
-A PDF page's table rows are candidates whenever the page is among the hits
-(``with_page_rows``): they come after the page's text, in a chunk a search rarely finds.
+A PDF page's table rows and next chunk join the hits in ``pages``.
 """
 
 from __future__ import annotations
@@ -21,7 +20,6 @@ from dataclasses import dataclass, replace
 
 from markdown_it import MarkdownIt
 
-from ..ingest.pdf_tables import MARKER, ROW
 from ..types import Chunk, Hit, Quote
 from ..words import split_sentences
 
@@ -104,6 +102,12 @@ def split_units(hit: Hit) -> list[Unit]:
             joined = _lead_in_unit(lead, nxt, lines, hit, line_no)
             units[units.index(lead)] = joined
             led.add(i + 1)
+        elif lead is not None and chunk.page is not None and lead.text.rstrip().endswith(":"):
+            column = _figure_column(blocks, i + 1, lines)
+            if column:  # a PDF table's column, read as one bare figure a line
+                body = [" ".join(lines[b.start:b.end]).strip() for b in column]
+                units[units.index(lead)] = Unit(lead.text.rstrip() + "\n" + "\n".join(body), "block",
+                                                lead.line_start, line_no(column[-1].end - 1), hit)
     # Numbered steps are one procedure: quotable whole (within the block bounds) besides step by step.
     # So is a list that opens its section: its heading ("Parts list", "Steps") leads into it as a
     # sentence would, and "what do I need to buy" is answered by the list, not by one of its items.
@@ -116,28 +120,6 @@ def split_units(hit: Hit) -> list[Unit]:
             and not INSTRUCTION.search(u.text)]
 
 
-def with_page_rows(hits: Sequence[Hit], page_chunks: Callable[[str, int], Sequence[Chunk]]) -> list[Hit]:
-    """The hits, then the table rows of each PDF page among them that no hit holds, at the rank
-    of the page's best hit. A page's rows follow its text (``ingest.pdf``), often in a chunk of
-    their own, and one a search rarely finds: a run of labels and figures reads like no
-    question, while the page's text, which holds the same table as loose figures, is found
-    (the cFE test report: its p. 13 found, its row "Event Services (EVS) — ... Passed: 65"
-    not). Only the rows are added, from the chunk's first row on, not the text before them."""
-    out = list(hits)
-    held = {h.chunk.id for h in hits}
-    pages: set[tuple[str, int]] = set()
-    for hit in sorted(hits, key=lambda h: h.rank):
-        chunk = hit.chunk
-        if chunk.page is None or (chunk.path, chunk.page) in pages:
-            continue
-        pages.add((chunk.path, chunk.page))
-        for other in page_chunks(chunk.path, chunk.page):
-            rows = _rows_of(other) if other.id not in held else None
-            if rows is not None:
-                out.append(Hit(rows, hit.score, hit.rank, hit.vector_score, hit.keyword_score))
-    return out
-
-
 def complete_lead_ins(quotes: Sequence[Quote], section_chunks: Callable[[str, str], Sequence[Chunk]]) -> list[Quote]:
     """A quote that leads into a block ("Install it from npm:") whose chunk ended before the
     block gets the block, from the next chunk of its section: the chunker cut between them, and
@@ -146,7 +128,9 @@ def complete_lead_ins(quotes: Sequence[Quote], section_chunks: Callable[[str, st
     for quote in quotes:
         block = None
         if quote.kind not in ("block", "steps") and _LEAD_IN.search(quote.text):
-            block = _following_block(quote, section_chunks(quote.path, quote.heading))
+            # a PDF's lines count from 1 on every page: the block must follow on the quote's own page
+            block = _following_block(quote, [c for c in section_chunks(quote.path, quote.heading)
+                                             if c.page == quote.page])
         if block is None:
             out.append(quote)
         else:
@@ -184,41 +168,6 @@ def _following_block(quote: Quote, chunks: Sequence[Chunk]) -> tuple[list[str], 
                 return (body, line_no(last)) if body else None
             return None
     return None
-
-
-FOLLOWING_HITS = 3  # the best hits whose next chunk on the page is read too (for "why")
-
-
-def with_following(hits: Sequence[Hit], page_chunks: Callable[[str, int], Sequence[Chunk]]) -> list[Hit]:
-    """The hits, then for each of the best ``FOLLOWING_HITS`` on a PDF page the page's chunk
-    that follows it, at a rank after every hit. A report gives a figure, then its cause in
-    the next sentence, and a chunk boundary often falls between them (OPM FY 2016, p. 51: "the
-    score remained at 71, most major components improved." ends one chunk, "Gains ... were
-    offset by FIS's score" opens the next). Markdown sections are read whole already
-    (``sections.with_sections``)."""
-    out = list(hits)
-    held = {h.chunk.id for h in hits}
-    rank = max((h.rank for h in hits), default=0) + 1
-    for hit in sorted(hits, key=lambda h: h.rank)[:FOLLOWING_HITS]:
-        chunk = hit.chunk
-        if chunk.page is None:
-            continue
-        later = [c for c in page_chunks(chunk.path, chunk.page) if c.line_start > chunk.line_start]
-        if later and later[0].id not in held:
-            held.add(later[0].id)
-            out.append(Hit(later[0], 0.0, rank))
-    return out
-
-
-def _rows_of(chunk: Chunk) -> Chunk | None:
-    """The part of a page's chunk that is its table rows (lines kept), or None."""
-    lines = chunk.text.split("\n")
-    first = next((i for i, line in enumerate(lines) if line.strip() == MARKER
-                  or line.startswith(ROW) and " — " in line), None)
-    if first is None:
-        return None
-    return replace(chunk, text="\n".join(lines[first:]),
-                   line_start=min(chunk.line_start + first, max(chunk.line_end, chunk.line_start)))
 
 
 def _read_blocks(text: str, lines: list[str], hit: Hit, line_no) -> list[_Block]:
@@ -357,6 +306,24 @@ def _row_text(cells: list[str], names: list[str]) -> str:
     if len(names) == len(cells) and all(names):
         return "; ".join(f"{n}: {c}" for n, c in zip(names, cells) if c)
     return " | ".join(cells)
+
+
+_BARE_FIGURE = re.compile(r"^[$€£(≥≤<>-]*\d[\d.,]*[%)*]*$")
+
+
+def _figure_column(blocks: list[_Block], first: int, lines: list[str]) -> list[_Block]:
+    """The run of paragraphs from ``blocks[first]`` on that are each one bare figure, when there
+    are at least two: a PDF table read column by column gives "Pre-Closing Trial Balance:"
+    and then its amounts a line each ("1010", "275", ..., "1,050"). Its lead-in announces them;
+    alone it answers nothing (issue 20)."""
+    run: list[_Block] = []
+    for block in blocks[first:first + MAX_BLOCK_LINES]:
+        text = " ".join(lines[block.start:block.end]).strip()
+        if block.kind != "paragraph" or not _BARE_FIGURE.match(text) \
+                or block.start > (run[-1].end if run else blocks[first - 1].end) + 1:
+            break
+        run.append(block)
+    return run if len(run) >= 2 else []
 
 
 def _lead_in_unit(lead: Unit, block: _Block, lines: list[str], hit: Hit, line_no) -> Unit:
