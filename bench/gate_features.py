@@ -86,7 +86,7 @@ def features_of(row: dict, searcher, config) -> dict:
     f["kw_note"] = by_kw.chunk.path if by_kw and (by_kw.keyword_score or 0) > 0 else ""
     f["kw_top"] = max((h.keyword_score or 0.0 for h in hits), default=0.0)
     # what the gate reads (recomputed: answer_from_hits does not return it when it refuses)
-    quotes = _gate_quotes(q, hits, searcher) if f["relevant"] else []
+    quotes = _gate_quotes(q, hits, searcher)  # also when the relevance gate refuses: what it would show
     f["quote_scores"] = [x.score for x in quotes]
     f["quote_notes"] = [x.path for x in quotes]
     f["best"] = max(f["quote_scores"], default=0.0)
@@ -163,13 +163,15 @@ def main() -> None:
     ap.add_argument("--homes", type=Path, default=Path("/tmp/rb7-gateA/shared"))
     ap.add_argument("--set", action="append", choices=list(SETS))
     ap.add_argument("--limit", type=int)
+    ap.add_argument("--id", action="append", help="only these questions")
     ap.add_argument("--out", type=Path)
     ap.add_argument("--load", type=Path)
     args = ap.parse_args()
     if args.load:
         feats = json.loads(args.load.read_text())
     else:
-        feats = collect(load_rows(args.set or list(SETS), args.limit), args.homes)
+        rows = load_rows(args.set or list(SETS), args.limit)
+        feats = collect([r for r in rows if not args.id or r["id"] in args.id], args.homes)
         if args.out:
             args.out.write_text(json.dumps(feats, indent=1))
     summary(feats)
