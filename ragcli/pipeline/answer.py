@@ -32,7 +32,7 @@ from ..generate.prompt import fit_quotes
 from ..retrieve.evidence import select_evidence
 from ..retrieve.sections import with_matching_sections, with_sections
 from ..retrieve.figures import direct_figure, quote_the_row
-from ..retrieve.parts import question_parts
+from ..retrieve.parts import asked_quality, question_parts
 from ..retrieve.relevance import relevant, said_otherwise, unheard_words, unknown_names
 from ..retrieve.pages import with_following, with_page_rows
 from ..retrieve.units import complete_lead_ins
@@ -136,7 +136,8 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
         return Answer(question, NOT_COVERED, [], model, timings, covered=False, retrieval_query=query,
                       not_mentioned=unknown + unheard, nearest=_nearest(hits))
     missing = evidence.missing + [p for p in evidence.parts if p not in evidence.missing
-                                  and _asks_what_no_note_says(p, quotes, searcher)]
+                                  and (_asks_what_no_note_says(p, quotes, searcher)
+                                       or _asks_a_quality_no_passage_says(p, hits_and_rows, searcher))]
     shape = {"missing_parts": missing, "parts": parts if len(parts) > 1 else [],
              "tentative": best < EVIDENCE_FLOOR or bool(unheard), "not_mentioned": unknown + unheard}
     # "These passages may answer it": no model sentence then. Joining two quotes that may not
@@ -244,6 +245,21 @@ def _asks_what_no_note_says(part: str, quotes: Sequence[Quote], searcher) -> boo
     quoted = set().union(*(query_terms(t) for t in texts)) if texts else set()
     others = query_terms(part) - query_terms(" ".join(unsaid))
     return bool(asked and asked.group(1) in unsaid) or not (others & quoted)
+
+
+def _asks_a_quality_no_passage_says(part: str, hits: Sequence[Hit], searcher) -> bool:
+    """Does this part ask a quality ("how hard should the water be") that no passage read for the
+    question names, in its words or in others close in meaning? The notes read for "how wet is my
+    dough" say "dry" and "hydration" (0.78 and 0.55 to "wet"); the coffee notes read for "how hard"
+    come no nearer than "slow" (0.46). Read against every passage read, not only the quotes: a quote
+    picked for the part's other words ("dough") may miss the one that names the quality."""
+    quality = asked_quality(part)
+    if not quality:
+        return False
+    read = [f"{h.chunk.title}\n{h.chunk.heading}\n{h.chunk.text}" for h in hits]
+    if query_terms(quality) <= set().union(*(query_terms(t) for t in read)):
+        return False
+    return not said_otherwise([quality], read, searcher.embed_passages)
 
 
 def _search_parts(searcher, query: str, config: Config) -> list[Hit]:
