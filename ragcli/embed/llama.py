@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ModelError
+from ..models.vocab import VocabCounter, count_tokens
 
 # MiniLM was trained on 256 word pieces including [CLS] and [SEP].
 MINILM_MAX_TOKENS = 254
@@ -285,12 +286,12 @@ class LlamaEmbedder:
         return buf[:n]
 
     def count_tokens(self, text: str) -> int:
-        # No buffer: llama.cpp answers "-n" when n tokens do not fit in none. The chunker counts
-        # ~100k pieces for 1,000 MDN notes; a buffer per count was a third of indexing's first
-        # phase on the H200 host (tokenize 4.4 of 12.5 s), and this counts 1.7x faster here.
-        raw = text.encode("utf-8", errors="replace")
-        n = self._lc.llama_tokenize(self._vocab, raw, len(raw), None, 0, False, False)
-        return -n if n < 0 else n
+        return count_tokens(self._lc, self._vocab, text)
+
+    @property
+    def token_counter(self) -> VocabCounter:
+        """``count_tokens`` for another process (phase one's chunking workers): picklable."""
+        return VocabCounter(self.path)
 
     def _sequence(self, text: str) -> list[int]:
         # Truncate, never raise: the model sees its first max_tokens word pieces.
