@@ -65,13 +65,13 @@ def test_workers_cut_what_this_process_cuts_in_the_same_order(vault, embedder):
 
 def test_a_worker_that_dies_is_reported(vault, embedder):
     plan = ChunkPlan(embedder.token_counter, 120, 20, 1 << 20)
-    notes = _notes(vault)
+    notes = _notes(vault) * 10  # more than are asked ahead: the dead child owes answers
     with ChunkPool(plan, workers=2) as pool:
         answers = pool.chunked(notes)
         assert next(answers).failure is None
         pool.children[1].proc.kill()
         with pytest.raises(PoolBroken):
-            next(answers)
+            list(answers)
 
 
 def test_workers_go_when_their_caller_is_killed(vault, embedder, tmp_path):

@@ -195,6 +195,8 @@ class LlamaEmbedder:
         self._model = self._load_model(self.n_gpu_layers)
         self.model_pooling = self._own_pooling()
         self._vocab = lc.llama_model_get_vocab(self._model)
+        # WordPiece counts add up over text joined at whitespace (the chunker relies on it)
+        self.counts_add_up = int(lc.llama_vocab_type(self._vocab)) == lc.LLAMA_VOCAB_TYPE_WPM
         self.dim = int(lc.llama_model_n_embd(self._model))
         window = int(lc.llama_model_n_ctx_train(self._model)) or batch_tokens
         self.max_tokens = min(max_tokens or window - 2, window - 2)

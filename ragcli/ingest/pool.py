@@ -52,6 +52,7 @@ class ChunkPlan:
     overlap: int
     max_bytes: int  # the largest file read (``max_file_mb``)
     resolver: dict | None = None  # ``NoteResolver.to_dict()``: embeds resolve as in-process
+    adds_up: bool = False  # the counts add up at whitespace (``chunk_document``)
 
 
 @dataclass
@@ -180,7 +181,7 @@ def chunk_note(path: Path, plan: ChunkPlan, resolver) -> Chunked:
         return Chunked(path, failure="too deeply nested to parse")
     except Exception as exc:  # noqa: BLE001 - the caller turns any failure into a reason for this file
         return Chunked(path, failure=f"parser failed: {type(exc).__name__}: {str(exc)[:120]}")
-    chunks = chunk_document(doc, plan.count_tokens, plan.max_tokens, plan.overlap)
+    chunks = chunk_document(doc, plan.count_tokens, plan.max_tokens, plan.overlap, plan.adds_up)
     doc.sections = []  # the chunks carry the text: not pickled back a second time
     return Chunked(path, doc, chunks)
 

@@ -245,7 +245,8 @@ class Indexer(Closing):
 
     def _chunk(self, record: FileRecord, doc: Document, embedder, chunks: list | None = None) -> _Pending:
         if chunks is None:  # not cut by a worker
-            chunks = chunk_document(doc, embedder.count_tokens, self._budget(embedder), self.config.chunk_overlap)
+            chunks = chunk_document(doc, embedder.count_tokens, self._budget(embedder), self.config.chunk_overlap,
+                                    getattr(embedder, "counts_add_up", False))
         aliases = " ".join(doc.aliases)
         space = vector_space(embedder)
         return _Pending(record, [StoredChunk(c, vector_key(space, c.embed_text()), aliases) for c in chunks])
@@ -265,7 +266,8 @@ class Indexer(Closing):
         if counter is None:
             return None
         return ChunkPlan(counter, self._budget(embedder), self.config.chunk_overlap,
-                         int(self.config.max_file_mb * 1024 * 1024), resolver.to_dict())
+                         int(self.config.max_file_mb * 1024 * 1024), resolver.to_dict(),
+                         getattr(embedder, "counts_add_up", False))
 
     def _store_vectors(self, job, made: int, waiting: int) -> int:
         """Write one embedded batch (``(keys, last path, future vectors)``, or None); how many."""
