@@ -181,3 +181,23 @@ def test_a_list_after_a_lead_line_is_cut_between_its_items(counter) -> None:
     # the lead line stays a paragraph of its own after the list before it, in the overlap too
     # (joined to it by one newline it is that list's last item, continued)
     assert all("before\nTable rows:" not in c.text for c in chunks)
+
+
+@pytest.mark.parametrize("budget", [200, 40])
+def test_counts_that_add_up_cut_the_same_chunks_without_a_second_count(budget) -> None:
+    """The real MiniLM vocabulary (WordPiece) adds up at whitespace: skipping the count of
+    each finished piece changes no chunk, and no chunk is over the budget."""
+    from ragcli.config import load_config
+    from ragcli.embed import make_embedder
+
+    embedder = make_embedder(load_config())
+    try:
+        assert embedder.counts_add_up
+        notes = sorted((Path(__file__).parents[1] / "examples" / "vault").rglob("*.md"))
+        docs = [read_and_parse(p, 1 << 20) for p in notes]
+        counted = [chunk_document(d, embedder.count_tokens, budget, 8) for d in docs]
+        summed = [chunk_document(d, embedder.count_tokens, budget, 8, adds_up=True) for d in docs]
+        assert summed == counted and sum(map(len, counted)) > len(docs)
+        assert all(embedder.count_tokens(c.embed_text()) <= budget for cs in summed for c in cs)
+    finally:
+        embedder.close()

@@ -123,6 +123,11 @@ class OpenAIEmbedder:
     def count_tokens(self, text: str) -> int:
         return estimate_tokens(text)
 
+    @property
+    def token_counter(self):
+        """``count_tokens`` for another process (phase one's chunking workers): picklable."""
+        return estimate_tokens
+
     def close(self) -> None:
         self._client.close()
 

@@ -64,8 +64,13 @@ def chunk_id(path: str, heading: str, text: str, occurrence: int = 0) -> str:
 
 
 def chunk_document(doc: Document, count_tokens: Callable[[str], int], max_tokens: int,
-                   overlap: int) -> list[Chunk]:
-    """Cut a document into chunks of at most max_tokens (as counted on embed_text())."""
+                   overlap: int, adds_up: bool = False) -> list[Chunk]:
+    """Cut a document into chunks of at most max_tokens (as counted on embed_text()).
+
+    ``adds_up``: a text joined at whitespace never counts more than its parts (WordPiece
+    splits at whitespace before it looks a word up). A piece whose parts' counts already fit
+    is then not counted again: that second count of every chunk was a quarter of chunking
+    (1.7 of 6.7 s for 2,000 MDN notes), and on 19,510 MDN chunks the sums were exact."""
     counter = _Counter(count_tokens)
     chunks: list[Chunk] = []
     seen: Counter[tuple[str, str]] = Counter()
@@ -75,8 +80,11 @@ def chunk_document(doc: Document, count_tokens: Callable[[str], int], max_tokens
         heading = _fit_heading(doc.title, " > ".join(section.heading_path), counter, max_tokens)
         header = counter.count(Chunk("", doc.path, doc.title, heading, "", 0, 0).embed_text()) + 1
         budget = max(MIN_BODY_TOKENS, max_tokens - header)
-        for text, start, end in _pack(_units(section), budget, min(overlap, budget // 4), counter):
-            for piece in _verified(doc, heading, text, start, end, max_tokens, counter):
+        for text, start, end, used in _pack(_units(section), budget, min(overlap, budget // 4), counter):
+            # embed_text() is the heading, a newline and the text: counted apart, they add up
+            fits = adds_up and used is not None and counter.specials + header - 1 + used <= max_tokens
+            for piece in [(text, start, end)] if fits else _verified(doc, heading, text, start, end,
+                                                                     max_tokens, counter):
                 occurrence = seen[(heading, piece[0])]
                 seen[(heading, piece[0])] += 1
                 chunks.append(Chunk(
@@ -246,23 +254,30 @@ def _join(units: list[_Unit]) -> str:
 
 
 def _pack(units: list[_Unit], budget: int, overlap: int,
-          counter: _Counter) -> list[tuple[str, int, int]]:
-    """Greedy packing; each piece after the first starts with the previous piece's tail."""
-    pieces: list[tuple[str, int, int]] = []
+          counter: _Counter) -> list[tuple[str, int, int, int | None]]:
+    """Greedy packing; each piece after the first starts with the previous piece's tail.
+    Each piece comes with the sum of its units' counts, None when it joins characters
+    inside a word (a sum that need not add up)."""
+    pieces: list[tuple[str, int, int, int | None]] = []
     current: list[_Unit] = []
     used = 0
     for unit in _flatten(units, budget, counter):
         cost = counter.cost(unit)
         if current and used + cost > budget:
-            pieces.append((_join(current), current[0].line_start, current[-1].line_end))
+            pieces.append(_piece(current, used))
             tail = (_tail_lines(current, overlap) if current[-1].kind == "line"  # items overlap whole, or not
                     else _tail(pieces[-1][0], overlap, counter, current[-1].line_end))
             current, used = ([tail], tail.cost) if tail and tail.cost + cost <= budget else ([], 0)
         current.append(unit)
         used += cost
     if current:
-        pieces.append((_join(current), current[0].line_start, current[-1].line_end))
+        pieces.append(_piece(current, used))
     return pieces
+
+
+def _piece(units: list[_Unit], used: int) -> tuple[str, int, int, int | None]:
+    joined_in_words = any(u.kind == "chars" for u in units)
+    return _join(units), units[0].line_start, units[-1].line_end, None if joined_in_words else used
 
 
 def _tail_lines(units: list[_Unit], overlap: int) -> _Unit | None:

@@ -43,9 +43,13 @@ class Parser(Closing):
             raise ParseError("not a regular file")
         if st.st_size > self.max_bytes:
             raise ParseError(too_large(st.st_size, self.max_bytes))
-        if path.suffix.lower() in PDF_SUFFIXES or st.st_size > self.worker_min_bytes:
+        if not self.in_process(path, st.st_size):
             return self.worker.parse(path, self.max_bytes, resolver.to_dict() if resolver else None)
         return read_and_parse(path, self.max_bytes, resolver)
+
+    def in_process(self, path: Path, size: int) -> bool:
+        """Whether a file this size parses without the worker's limits (Markdown, text)."""
+        return path.suffix.lower() not in PDF_SUFFIXES and size <= self.worker_min_bytes
 
     def close(self) -> None:
         self.worker.close()

@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from contextlib import closing
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -31,6 +32,7 @@ from ..config import Config
 from ..embed import vector_space
 from ..errors import IndexMismatchError, UsageError
 from ..ingest.chunk import chunk_document, chunker_settings
+from ..ingest.pool import POOL_MIN_BYTES, ChunkPlan
 from ..progress import ProgressFn
 from ..progress import report as report_progress
 from ..store import (
@@ -43,6 +45,7 @@ from ..store import (
 )
 from ..store.notes import unit_mean
 from ..types import Document, FileFailure
+from .reading import read_files
 from .session import Session
 
 FLUSH_CHUNKS = 128  # chunks embedded and written per transaction
@@ -186,8 +189,10 @@ class Indexer(Closing):
             # Chroma loads on a thread while the notes are parsed and embedded (both let go of
             # the GIL); started any earlier, its import would starve this thread's Python.
             self.idx.open_vectors_ahead()
-            docs = self._parse_all([found[p] for p in order], resolver, roots, report)
-            self.add_documents(docs, report, total=len(todo), sizes=sizes)
+            docs = read_files(self.session, [found[p] for p in order], resolver, roots, report,
+                              self._chunk_plan(resolver, sum(sizes)))
+            with closing(docs):  # a run stopped half-way lets the workers go now
+                self.add_documents(docs, report, total=len(todo), sizes=sizes)
         self.idx.prune()  # before phase two: a vector no chunk uses is never embedded for nothing
 
     def _changed(self, suspects: dict[str, str], found: dict) -> set[str]:
@@ -200,32 +205,6 @@ class Indexer(Closing):
                 changed.add(path)
         self.idx.mark_unchanged(touched)
         return changed
-
-    def _parse_all(self, items: list, resolver, roots: list[Path], report: IndexReport):
-        """(record, document) for each file that parses; failures are recorded, never raised."""
-        from ..ingest import ParseError
-        from ..ingest.discover import root_of
-
-        for item in items:
-            self.session.check_cancelled()
-            path = item.path
-            try:
-                doc = self.session.parser.parse(path, resolver)
-            except ParseError as exc:
-                report.files_failed.append(FileFailure(str(path), str(exc)))
-                yield None
-                continue
-            except OSError as exc:
-                report.files_failed.append(FileFailure(str(path), f"cannot read: {exc.strerror or exc}"))
-                yield None
-                continue
-            for warning in doc.warnings:
-                report.warnings.append({"path": str(path), "warning": warning})
-            root = root_of(path, roots) or path.parent
-            yield FileRecord(path=str(path), root=str(root), size=item.size, mtime_ns=item.mtime_ns,
-                             hash=doc.sha256, title=doc.title, tags=tuple(doc.tags), date=doc.date,
-                             embeds=tuple(doc.embeds), warnings=tuple(doc.warnings),
-                             indexed_at=time.time()), doc
 
     # -- documents: the one way content enters the index --------------------------------------
     def add_documents(self, docs: Iterable[tuple[FileRecord, Document] | None], report: IndexReport,
@@ -246,7 +225,7 @@ class Indexer(Closing):
             path = ""
             if item is not None:
                 embedder = self.embedder(start_over_on_mismatch=start_over_on_mismatch)
-                entry = self._chunk(item[0], item[1], embedder)
+                entry = self._chunk(item[0], item[1], embedder, *item[2:])
                 pending.append(entry)
                 pending_chunks += len(entry.chunks)
                 chunks_seen += len(entry.chunks)
@@ -264,14 +243,31 @@ class Indexer(Closing):
         report.chunks_removed += self.idx.remove(list(paths))
         report.files_removed += len(paths)
 
-    def _chunk(self, record: FileRecord, doc: Document, embedder) -> _Pending:
-        # The document prefix is embedded with every chunk: it takes its share of the window.
-        prefix = embedder.count_tokens(embedder.document_prefix) if embedder.document_prefix else 0
-        budget = min(self.config.chunk_tokens, embedder.max_tokens - prefix)
-        chunks = chunk_document(doc, embedder.count_tokens, budget, self.config.chunk_overlap)
+    def _chunk(self, record: FileRecord, doc: Document, embedder, chunks: list | None = None) -> _Pending:
+        if chunks is None:  # not cut by a worker
+            chunks = chunk_document(doc, embedder.count_tokens, self._budget(embedder), self.config.chunk_overlap,
+                                    getattr(embedder, "counts_add_up", False))
         aliases = " ".join(doc.aliases)
         space = vector_space(embedder)
         return _Pending(record, [StoredChunk(c, vector_key(space, c.embed_text()), aliases) for c in chunks])
+
+    def _budget(self, embedder) -> int:
+        # The document prefix is embedded with every chunk: it takes its share of the window.
+        prefix = embedder.count_tokens(embedder.document_prefix) if embedder.document_prefix else 0
+        return min(self.config.chunk_tokens, embedder.max_tokens - prefix)
+
+    def _chunk_plan(self, resolver, size: int) -> ChunkPlan | None:
+        """How workers chunk, when the run is big enough for them and the embedder's count
+        can go to another process (``token_counter``)."""
+        if size < POOL_MIN_BYTES:
+            return None
+        embedder = self.embedder()
+        counter = getattr(embedder, "token_counter", None)
+        if counter is None:
+            return None
+        return ChunkPlan(counter, self._budget(embedder), self.config.chunk_overlap,
+                         int(self.config.max_file_mb * 1024 * 1024), resolver.to_dict(),
+                         getattr(embedder, "counts_add_up", False))
 
     def _store_vectors(self, job, made: int, waiting: int) -> int:
         """Write one embedded batch (``(keys, last path, future vectors)``, or None); how many."""

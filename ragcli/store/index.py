@@ -280,8 +280,9 @@ class Index(Closing):
         to_add = [s for s in to_add if s.vec_key in known]
         to_delete = sorted({*to_delete, *(s.chunk.id for s in waiting if s.chunk.id in old_keys)})
         with self._writing():
-            m.set_meta("vectors_dirty", "1", commit=False)
-            m.db.commit()
+            if to_add or to_delete:  # Chroma is written: the mark goes in first (step 2 above).
+                m.set_meta("vectors_dirty", "1", commit=False)  # Phase one of a new index writes
+                m.db.commit()  # no vector: one commit a batch, not two
             if to_add:
                 vecs = self._vectors_for([s.vec_key for s in to_add], new_vectors)
                 self.vectors.store().upsert([s.chunk.id for s in to_add], vecs, [s.chunk.path for s in to_add])
