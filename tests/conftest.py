@@ -7,6 +7,7 @@ only the first test pays for the conversion.
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 # llama.cpp's OpenMP threads spin while waiting; on a shared 2-core machine that makes the
@@ -36,7 +37,13 @@ needs_corpora = pytest.mark.skipif(not VAULT.is_dir(), reason="../shared/corpora
 
 @pytest.fixture(scope="session")
 def models_dir(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("models")
+    folder = tmp_path_factory.mktemp("models")
+    # A machine without the embedding model's package (a lent GPU, bench/gpu) brings the
+    # converted GGUF instead: RAG_TEST_MODELS_FROM names the folder it is in.
+    seed = os.environ.get("RAG_TEST_MODELS_FROM")
+    for model in Path(seed).glob("all-MiniLM*.gguf") if seed else ():
+        shutil.copy(model, folder / model.name)
+    return folder
 
 
 @pytest.fixture(autouse=True)
