@@ -28,7 +28,7 @@ python -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --
 tar cJf $K/c1/mdn.tar.xz -C ../shared/corpora/mdn/files .
 cp "$MINILM" $K/c2/
 # SmolLM2 in pieces that fill each call to ~62 MiB (the working tree travels too)
-fill() { echo $(( 62 * 1048576 - $(du -sb $1 | cut -f1) )); }
+fill() { echo $(( 60 * 1048576 - $(du -sb $1 | cut -f1) )); }
 off=0; for c in c1 c2 c3; do n=$(fill $K/$c); dd if="$SMOL" of=$K/$c/smol.$c bs=1M iflag=skip_bytes,count_bytes skip=$off count=$n status=none; off=$((off + n)); done
 tail -c +$((off + 1)) "$SMOL" > $K/c4/smol.c4
 sha256sum "$SMOL" | cut -d' ' -f1 > $K/c4/smol.sha
