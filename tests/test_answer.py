@@ -570,7 +570,7 @@ def test_a_why_question_is_answered_by_the_sentence_that_gives_the_reason(exampl
 
 
 def test_a_pdf_hits_next_chunk_on_its_page_is_read_for_a_reason():
-    from ragcli.retrieve.units import with_following
+    from ragcli.retrieve.pages import with_following
 
     def chunk(cid: str, start: int, page: int = 51) -> Chunk:
         return Chunk(cid, "/r/report.pdf", "Report", "Report", f"text of {cid}", start, start + 9, page)

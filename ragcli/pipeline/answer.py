@@ -34,7 +34,8 @@ from ..retrieve.sections import with_matching_sections, with_sections
 from ..retrieve.figures import direct_figure, quote_the_row
 from ..retrieve.parts import question_parts
 from ..retrieve.relevance import relevant, said_otherwise, unheard_words, unknown_names
-from ..retrieve.units import complete_lead_ins, with_following, with_page_rows
+from ..retrieve.pages import with_following, with_page_rows
+from ..retrieve.units import complete_lead_ins
 from ..types import Answer, Hit, Quote, Source
 from ..words import asks_figure, asks_reason, holds_figure, query_terms
 from .session import Session

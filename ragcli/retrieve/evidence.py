@@ -56,6 +56,15 @@ W_SUBJECT = 0.3
 # 0.03); 0.1 costs multipart recall (0.899 -> 0.886). Like the other bonuses it picks among
 # units and never raises the score the "not covered" gate reads.
 W_HEADING = 0.03
+# A unit that holds none but the question's words (and its heading's) says nothing the question
+# did not: the list item "Obsidian Sync" for "Can I get a refund for Obsidian Sync?", the link
+# "Create a base" for "How do I create a base?". Its lead-in or its neighbours say the answer.
+W_ECHO = 0.1
+# ... and so is a sentence that gives one: a purpose then the step ("To create a callout, add
+# `[!info]` to ...", "To separate slides, enter `---` ...") or the means ("... foldable by adding a
+# plus"). The section's opening sentence ("Use callouts to include additional content without
+# breaking the flow of your notes") shares as many of the question's words and says what, not how.
+_INSTRUCTION = re.compile(r"(?:^|[.!?]\s+)to [a-z]+\b[^.,:;]{0,80},\s*\S|\bby [a-z-]+ing\b", re.I)
 _HOW = re.compile(r"\bhow (?:do|can|should|would|could) (?:i|you|we|one)\b|\bhow to\b|\bwhat(?:'s| is) the "
                   r"(?:syntax|command|shortcut|code)\b|\bstep by step\b|\bwalk (?:me|us) through\b|"
                   r"\bwhat (?:are|were) the steps\b|\bwhat do (?:i|we) need\b", re.I)
@@ -148,6 +157,7 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
         figure = W_FIGURE if asks_figure(ask) else 0.0
         kind = answer_type(ask)
         procedure = bool(_HOW.search(ask))
+        asked = query_terms(ask) | query_terms(question)
         out = []
         for pos, k in enumerate(order):
             base = (W_MEANING * float(np.dot(unit_vecs[pos], vec)) + W_WORDS * w[k]
@@ -158,12 +168,14 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
                 # a whole list answers "how do I" or "what do I need", not "what pressure": the item
                 # holding it does, so the list must beat its best item by more than a bonus
                 bonus = -W_PROCEDURE
-            if procedure and unit.kind in ("block", "code", "steps"):
+            if procedure and (unit.kind in ("block", "code", "steps") or _INSTRUCTION.search(unit.text)):
                 bonus += W_PROCEDURE
             if unit.kind != "block" and unit.text.rstrip().endswith(":"):
                 bonus -= W_PROCEDURE
             if (unit.chunk.title, unit.chunk.heading) == named:
                 bonus += W_HEADING
+            if unit.kind != "code" and not query_terms(unit.text) - asked - query_terms(heading_text(unit.chunk.title, unit.chunk.heading)):
+                bonus -= W_ECHO
             out.append((base + bonus, base, k))
         return sorted(out, key=lambda s: -s[0])
 
@@ -218,13 +230,19 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
     best = whole[0][0]
     limit = max_quotes + max(0, len(parts) - 1)
     per_chunk: dict[str, int] = {}
+    said = 0
     for _score, unit in chosen:
         per_chunk[unit.chunk.id] = per_chunk.get(unit.chunk.id, 0) + 1
     for rank, base, k in whole:
         unit = units[k]
-        if len(chosen) >= limit or rank < best * RELATIVE_FLOOR:
+        if len(chosen) + said >= limit or rank < best * RELATIVE_FLOOR:
             break
         if per_chunk.get(unit.chunk.id, 0) >= MAX_PER_CHUNK or any(u is unit for _s, u in chosen):
+            continue
+        if all(u is not unit for _s, u in _dedupe_contained(chosen + [(base, unit)])):
+            # shown already (the other sentence of a quoted paragraph): it takes no chunk's place,
+            # but its place in the count, as before, so that no more is read than it was
+            said += 1
             continue
         if kind_led and not holds_figure(unit.text, ask):
             continue

@@ -8,9 +8,7 @@ unit with that block, bounded in lines, because the lead-in alone answers nothin
 block's own items, rows and code stay quotable on their own too.
 
 Sentences are cut by ``words.split_sentences``, the one splitter the checks use as well.
-
-A PDF page's table rows are candidates whenever the page is among the hits
-(``with_page_rows``): they come after the page's text, in a chunk a search rarely finds.
+A PDF page's rows and next chunk are added to the hits in ``pages``.
 """
 
 from __future__ import annotations
@@ -21,9 +19,8 @@ from dataclasses import dataclass, replace
 
 from markdown_it import MarkdownIt
 
-from ..ingest.pdf_tables import MARKER, ROW
 from ..types import Chunk, Hit, Quote
-from ..words import split_sentences
+from ..words import query_terms, split_sentences
 
 MIN_UNIT_CHARS = 12
 MAX_UNIT_CHARS = 600
@@ -37,6 +34,7 @@ WHOLE_CODE_LINES = 12  # a code block up to this long is one unit; a longer one,
 _md = MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"], ignoreInvalid=True)
 _CALLOUT = re.compile(r"^\[![\w-]+\][+-]?\s*")
 _ITEM_MARK = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?")
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 _PIPE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 _QUOTE_MARK = re.compile(r"^\s*(?:>\s?)+")
 # A sentence that announces what follows: it ends in a colon, or says "as follows" and the like.
@@ -101,7 +99,8 @@ def split_units(hit: Hit) -> list[Unit]:
         lead = block.units[-1] if block.kind == "paragraph" and block.units else None
         if lead is not None and nxt is not None and nxt.kind in ("list", "code", "table") \
                 and nxt.start <= block.end + 1 and _LEAD_IN.search(lead.text):
-            joined = _lead_in_unit(lead, nxt, lines, hit, line_no)
+            before = block.units[-2] if len(block.units) > 1 and _says_little(lead.text) else None
+            joined = _lead_in_unit(lead, nxt, lines, hit, line_no, before)
             units[units.index(lead)] = joined
             led.add(i + 1)
     # Numbered steps are one procedure: quotable whole (within the block bounds) besides step by step.
@@ -114,28 +113,6 @@ def split_units(hit: Hit) -> list[Unit]:
             units.append(Unit("\n".join(body), "steps", line_no(block.start), line_no(last), hit))
     return [u for u in units if (len(u.text) >= MIN_UNIT_CHARS or u.kind in ("row", "code"))
             and not INSTRUCTION.search(u.text)]
-
-
-def with_page_rows(hits: Sequence[Hit], page_chunks: Callable[[str, int], Sequence[Chunk]]) -> list[Hit]:
-    """The hits, then the table rows of each PDF page among them that no hit holds, at the rank
-    of the page's best hit. A page's rows follow its text (``ingest.pdf``), often in a chunk of
-    their own, and one a search rarely finds: a run of labels and figures reads like no
-    question, while the page's text, which holds the same table as loose figures, is found
-    (the cFE test report: its p. 13 found, its row "Event Services (EVS) — ... Passed: 65"
-    not). Only the rows are added, from the chunk's first row on, not the text before them."""
-    out = list(hits)
-    held = {h.chunk.id for h in hits}
-    pages: set[tuple[str, int]] = set()
-    for hit in sorted(hits, key=lambda h: h.rank):
-        chunk = hit.chunk
-        if chunk.page is None or (chunk.path, chunk.page) in pages:
-            continue
-        pages.add((chunk.path, chunk.page))
-        for other in page_chunks(chunk.path, chunk.page):
-            rows = _rows_of(other) if other.id not in held else None
-            if rows is not None:
-                out.append(Hit(rows, hit.score, hit.rank, hit.vector_score, hit.keyword_score))
-    return out
 
 
 def complete_lead_ins(quotes: Sequence[Quote], section_chunks: Callable[[str, str], Sequence[Chunk]]) -> list[Quote]:
@@ -184,41 +161,6 @@ def _following_block(quote: Quote, chunks: Sequence[Chunk]) -> tuple[list[str], 
                 return (body, line_no(last)) if body else None
             return None
     return None
-
-
-FOLLOWING_HITS = 3  # the best hits whose next chunk on the page is read too (for "why")
-
-
-def with_following(hits: Sequence[Hit], page_chunks: Callable[[str, int], Sequence[Chunk]]) -> list[Hit]:
-    """The hits, then for each of the best ``FOLLOWING_HITS`` on a PDF page the page's chunk
-    that follows it, at a rank after every hit. A report gives a figure, then its cause in
-    the next sentence, and a chunk boundary often falls between them (OPM FY 2016, p. 51: "the
-    score remained at 71, most major components improved." ends one chunk, "Gains ... were
-    offset by FIS's score" opens the next). Markdown sections are read whole already
-    (``sections.with_sections``)."""
-    out = list(hits)
-    held = {h.chunk.id for h in hits}
-    rank = max((h.rank for h in hits), default=0) + 1
-    for hit in sorted(hits, key=lambda h: h.rank)[:FOLLOWING_HITS]:
-        chunk = hit.chunk
-        if chunk.page is None:
-            continue
-        later = [c for c in page_chunks(chunk.path, chunk.page) if c.line_start > chunk.line_start]
-        if later and later[0].id not in held:
-            held.add(later[0].id)
-            out.append(Hit(later[0], 0.0, rank))
-    return out
-
-
-def _rows_of(chunk: Chunk) -> Chunk | None:
-    """The part of a page's chunk that is its table rows (lines kept), or None."""
-    lines = chunk.text.split("\n")
-    first = next((i for i, line in enumerate(lines) if line.strip() == MARKER
-                  or line.startswith(ROW) and " — " in line), None)
-    if first is None:
-        return None
-    return replace(chunk, text="\n".join(lines[first:]),
-                   line_start=min(chunk.line_start + first, max(chunk.line_end, chunk.line_start)))
 
 
 def _read_blocks(text: str, lines: list[str], hit: Hit, line_no) -> list[_Block]:
@@ -285,7 +227,7 @@ def _paragraph(content: str, start: int, end: int, hit: Hit, line_no) -> list[Un
         k = max(idx for idx, s in enumerate(offsets) if s <= offset)
         return line_no(start + k)
 
-    pieces = split_sentences(joined, with_offsets=True)
+    pieces = _with_examples(split_sentences(joined, with_offsets=True), joined)
     # A sentence is scored alone (precise) but quoted with its paragraph when that is short:
     # the answer often takes the next sentence too ("... foldable by adding a +. A plus expands it").
     passage = (joined, line_no(start), line_no(end - 1)) \
@@ -296,6 +238,23 @@ def _paragraph(content: str, start: int, end: int, hit: Hit, line_no) -> list[Un
         units.append(Unit(text[:MAX_UNIT_CHARS], kind, line_at(begin), line_at(max(begin, finish - 1)), hit,
                           passage=passage))
     return units
+
+
+_EXAMPLE = re.compile(r"^(?:for (?:example|instance)\b|e\.g\.)", re.I)
+
+
+def _with_examples(pieces: list[tuple[str, int, int]], joined: str) -> list[tuple[str, int, int]]:
+    """The sentences, one that gives an example ("For example: `[[2023-01-01#^37066d]]`.") read
+    as the end of the sentence before it: the example is the syntax the sentence describes, and
+    alone it says nothing of what it is an example of."""
+    out: list[tuple[str, int, int]] = []
+    for text, begin, end in pieces:
+        if out and _EXAMPLE.match(text):
+            _prev, start, _end = out[-1]
+            out[-1] = (joined[start:end].strip(), start, end)
+        else:
+            out.append((text, begin, end))
+    return out
 
 
 def _sentences(text: str, kind: str, start: int, end: int, hit: Hit) -> list[Unit]:
@@ -359,10 +318,21 @@ def _row_text(cells: list[str], names: list[str]) -> str:
     return " | ".join(cells)
 
 
-def _lead_in_unit(lead: Unit, block: _Block, lines: list[str], hit: Hit, line_no) -> Unit:
-    """The lead-in sentence with the block it introduces, up to MAX_BLOCK_LINES lines."""
+def _says_little(lead: str) -> bool:
+    """A lead-in that names neither a task nor a subject: "Here's an example:", "Settings I use:"
+    (not "To embed a note:", which names its task)."""
+    return len(query_terms(lead)) <= 2 and not lead.lstrip().lower().startswith("to ")
+
+
+def _lead_in_unit(lead: Unit, block: _Block, lines: list[str], hit: Hit, line_no, before: Unit | None = None) -> Unit:
+    """The lead-in sentence with the block it introduces, up to MAX_BLOCK_LINES lines. A lead-in
+    of two content words or fewer takes the sentence before it along: "Here's an example:" says
+    nothing of what the table it introduces is for, "You can create tables using vertical bars
+    ..." before it does; "Settings I use:" names no grinder, "The Comandante C40 has ..." does."""
     body, last = _block_lines(block, lines)
-    return Unit(lead.text.rstrip() + "\n" + "\n".join(body), "block", lead.line_start, line_no(last), hit)
+    text, first = (f"{before.text.rstrip()} {lead.text.strip()}", before.line_start) if before is not None \
+        else (lead.text, lead.line_start)
+    return Unit(text.rstrip() + "\n" + "\n".join(body), "block", first, line_no(last), hit)
 
 
 def _block_lines(block: _Block, lines: list[str]) -> tuple[list[str], int]:
@@ -370,9 +340,16 @@ def _block_lines(block: _Block, lines: list[str]) -> tuple[list[str], int]:
     up to MAX_BLOCK_LINES lines and MAX_BLOCK_CHARS, and the index of its last line kept."""
     body, size = [], 0
     last = block.start
+    fence = ""  # the open fence: a shorter one inside it is the code's own text (a code sample of a code block)
     for k in range(block.start, min(block.end, len(lines))):
         line = lines[k].rstrip()
-        if line.lstrip().startswith(("```", "~~~")):
+        mark = _FENCE.match(line)
+        if mark and not fence:
+            fence = mark.group(1)
+            continue
+        if mark and fence and mark.group(1)[0] == fence[0] and len(mark.group(1)) >= len(fence) \
+                and line.strip() == mark.group(1):
+            fence = ""
             continue
         if len(body) >= MAX_BLOCK_LINES or size + len(line) > MAX_BLOCK_CHARS:
             break

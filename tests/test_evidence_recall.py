@@ -1,0 +1,104 @@
+"""What a quote must carry to answer (issue 19, items 1-3): the whole procedure a how-to
+question asks for, the lead-in with the block it introduces, the sentence that gives the step
+rather than the one that restates the question.
+
+Units from real Markdown, scored by the real embedding model over the example vault's index.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from ragcli.config import load_config
+from ragcli.retrieve import Searcher
+from ragcli.retrieve.evidence import select_quotes, split_units
+from ragcli.retrieve.parts import question_parts
+from ragcli.types import Chunk, Hit
+
+
+@pytest.fixture
+def searcher(example_vault_env, monkeypatch):
+    for key, value in example_vault_env.items():
+        monkeypatch.setenv(key, value)
+    searcher = Searcher(load_config())
+    yield searcher
+    searcher.close()
+
+
+def _idf(searcher):
+    def idf(terms: list[str]) -> dict[str, float]:
+        return dict(zip(terms, searcher.index.keyword_idf([f'"{t}"' for t in terms])))
+    return idf
+
+
+def _best(searcher, question: str, *chunks: Chunk):
+    hits = [Hit(c, 1.0 - i / 10, i + 1) for i, c in enumerate(chunks)]
+    return select_quotes(question, hits, searcher.embed_passages, _idf(searcher), max_quotes=1)[0]
+
+
+def test_a_leading_scope_is_no_part_of_its_own():
+    """"In a base, ..." says where the question stands: read as a part, its quote took the place
+    of the answer's. It is read with each part that follows."""
+    assert question_parts("In a base, how do I work out a date two weeks after a project's start?") == [
+        "In a base, how do I work out a date two weeks after a project's start"]
+    assert question_parts("In clipper templates, which operator checks that two values differ, and how do I "
+                          "loop over a list of authors?") == [
+        "In clipper templates, which operator checks that two values differ",
+        "In clipper templates, how do I loop over a list of authors"]
+    # a clause that asks something is a part, whatever it opens with
+    assert len(question_parts("When do I feed my starter before baking, and which brand of flour do I buy?")) == 2
+
+
+def test_a_how_to_question_is_answered_by_the_sentence_that_gives_the_step(searcher):
+    """The section's opening sentence shares as many of the question's words, and says what a
+    callout is for; "To create a callout, add ..." says how."""
+    text = ("Use callouts to include additional content without breaking the flow of your notes.\n\n"
+            "To create a callout, add `[!info]` to the first line of a blockquote, where `info` is the "
+            "type identifier.\n\n"
+            "Unless you customize callouts, any unsupported type defaults to the `note` type.")
+    chunk = Chunk("c", "/v/Callouts.md", "Callouts", "Callouts", text, 10, 14)
+    best = _best(searcher, "How do I create a callout in a note?", chunk)
+    assert best.text.startswith("To create a callout, add `[!info]`")
+
+
+def test_a_unit_that_only_repeats_the_question_is_not_the_answer(searcher):
+    """The list item "Obsidian Sync" holds nothing the question does not: the lead-in with its
+    list says the refund's terms."""
+    text = ("We offer full refunds within 7 days of purchase with no questions asked for the following "
+            "services:\n\n- Obsidian Publish\n- Obsidian Sync\n")
+    chunk = Chunk("c", "/v/Refund policy.md", "Refund policy", "Refund policy", text, 10, 13)
+    best = _best(searcher, "Can I get a refund for Obsidian Sync?", chunk)
+    assert "7 days" in best.text and "Obsidian Sync" in best.text
+
+
+def test_a_short_paragraph_leads_into_its_block_whole():
+    """"Here's an example:" alone does not say what the table is for; its paragraph does."""
+    text = ("You can create tables using vertical bars (`|`) to separate columns and hyphens (`-`) to "
+            "define headers. Here's an example:\n\n```md\n| First name | Last name |\n| --- | --- |\n"
+            "| Max | Planck |\n```\n")
+    units = split_units(Hit(Chunk("c", "/v/n.md", "N", "N > Tables", text, 10, 17), 1.0, 1))
+    block = next(u for u in units if u.kind == "block")
+    assert block.text.startswith("You can create tables using vertical bars")
+    assert block.text.endswith("| Max | Planck |") and (block.line_start, block.line_end) == (10, 15)
+
+
+def test_a_code_sample_of_a_code_block_keeps_its_inner_fences():
+    """The example of nesting code blocks is its inner fences: a lead-in quoted with it keeps them."""
+    text = ("To nest code blocks, use four or more backticks for the outer block:\n"
+            "`````md\n````md\n```js\nconsole.log(\"Hello world\")\n```\n````\n`````\n")
+    units = split_units(Hit(Chunk("c", "/v/n.md", "N", "N > Nesting code blocks", text, 1, 8), 1.0, 1))
+    block = next(u for u in units if u.kind == "block")
+    assert block.text.split("\n")[1:] == ["````md", "```js", "console.log(\"Hello world\")", "```", "````"]
+
+
+def test_an_example_is_read_with_the_sentence_it_illustrates():
+    """"For example: `[[2023-01-01#^37066d]]`." alone does not say what it is an example of; the
+    sentence before it does not show the syntax. One unit, at the lines of both."""
+    text = ("A block is a unit of text in your note, such as a paragraph or a list item.\n\n"
+            "You can link to a block by adding `#^` at the end of your link destination, followed by a unique "
+            "block identifier. For example: `[[2023-01-01#^37066d]]`. Fortunately, you don't need to find the "
+            "identifier by hand: when you type the caret, a list of suggestions appears, and you pick the block.")
+    units = split_units(Hit(Chunk("c", "/v/n.md", "N", "N > Link to a block", text, 1, 3), 1.0, 1))
+    link = next(u for u in units if "#^" in u.text)
+    assert link.text.endswith("For example: `[[2023-01-01#^37066d]]`.") and link.line_start == link.line_end == 3
+    assert not any(u.text.startswith("For example") for u in units)
