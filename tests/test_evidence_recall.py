@@ -38,13 +38,11 @@ def _best(searcher, question: str, *chunks: Chunk):
 
 def test_a_leading_scope_is_no_part_of_its_own():
     """"In a base, ..." says where the question stands: read as a part, its quote took the place
-    of the answer's. It is read with each part that follows."""
-    assert question_parts("In a base, how do I work out a date two weeks after a project's start?") == [
-        "In a base, how do I work out a date two weeks after a project's start"]
+    of the answer's. The parts after it are read beside the whole question, which holds it."""
+    assert len(question_parts("In a base, how do I work out a date two weeks after a project's start?")) == 1
     assert question_parts("In clipper templates, which operator checks that two values differ, and how do I "
                           "loop over a list of authors?") == [
-        "In clipper templates, which operator checks that two values differ",
-        "In clipper templates, how do I loop over a list of authors"]
+        "which operator checks that two values differ", "how do I loop over a list of authors"]
     # a clause that asks something is a part, whatever it opens with
     assert len(question_parts("When do I feed my starter before baking, and which brand of flour do I buy?")) == 2
 
@@ -93,12 +91,13 @@ def test_a_code_sample_of_a_code_block_keeps_its_inner_fences():
 
 def test_an_example_is_read_with_the_sentence_it_illustrates():
     """"For example: `[[2023-01-01#^37066d]]`." alone does not say what it is an example of; the
-    sentence before it does not show the syntax. One unit, at the lines of both."""
+    sentence before it does not show the syntax. Each is scored alone and quoted with the other."""
     text = ("A block is a unit of text in your note, such as a paragraph or a list item.\n\n"
             "You can link to a block by adding `#^` at the end of your link destination, followed by a unique "
             "block identifier. For example: `[[2023-01-01#^37066d]]`. Fortunately, you don't need to find the "
             "identifier by hand: when you type the caret, a list of suggestions appears, and you pick the block.")
     units = split_units(Hit(Chunk("c", "/v/n.md", "N", "N > Link to a block", text, 1, 3), 1.0, 1))
     link = next(u for u in units if "#^" in u.text)
-    assert link.text.endswith("For example: `[[2023-01-01#^37066d]]`.") and link.line_start == link.line_end == 3
-    assert not any(u.text.startswith("For example") for u in units)
+    example = next(u for u in units if u.text.startswith("For example"))
+    assert link.shown == example.shown == link.text + " " + example.text
+    assert link.shown.endswith("For example: `[[2023-01-01#^37066d]]`.") and link.passage[1:] == (3, 3)

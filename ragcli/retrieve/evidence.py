@@ -29,6 +29,7 @@ from .sections import heading_text
 from .units import Unit, split_units
 
 _DIGIT = re.compile(r"\d")
+_FIGURE = re.compile(r"\d+(?:[.,]\d+)*")
 
 __all__ = ["Unit", "split_units", "select_quotes", "unit_context", "word_scores"]
 
@@ -230,19 +231,18 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
     best = whole[0][0]
     limit = max_quotes + max(0, len(parts) - 1)
     per_chunk: dict[str, int] = {}
-    said = 0
     for _score, unit in chosen:
         per_chunk[unit.chunk.id] = per_chunk.get(unit.chunk.id, 0) + 1
     for rank, base, k in whole:
         unit = units[k]
-        if len(chosen) + said >= limit or rank < best * RELATIVE_FLOOR:
+        if len(chosen) >= limit or rank < best * RELATIVE_FLOOR:
             break
         if per_chunk.get(unit.chunk.id, 0) >= MAX_PER_CHUNK or any(u is unit for _s, u in chosen):
             continue
-        if all(u is not unit for _s, u in _dedupe_contained(chosen + [(base, unit)])):
-            # shown already (the other sentence of a quoted paragraph): it takes no chunk's place,
-            # but its place in the count, as before, so that no more is read than it was
-            said += 1
+        if not _says_more(unit, [u for _s, u in chosen]):
+            # shown already (the other sentence of a quoted paragraph), or in other words ("Maximum
+            # file size | 5 MB | 200 MB" beside "For the Standard plan the limit is 5 MB ..."): it
+            # would only be read twice, and takes no place
             continue
         if kind_led and not holds_figure(unit.text, ask):
             continue
@@ -260,6 +260,16 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
     kept = _in_reading_order(added if len(added) >= len(kept) else kept)
     quotes = [_quote(n, score, unit) for n, (score, unit) in enumerate(kept, 1)]
     return Evidence(quotes, parts, part_scores, missing)
+
+
+def _says_more(unit: Unit, shown: Sequence[Unit]) -> bool:
+    """Does the unit hold a content word or a figure that none of the units shown holds?"""
+    said = set().union(*(_words(u.shown) for u in shown)) if shown else set()
+    return bool(_words(unit.shown) - said)
+
+
+def _words(text: str) -> set[str]:
+    return query_terms(text) | set(_FIGURE.findall(text))
 
 
 def _beside(vec: np.ndarray, words: list[float], q: np.ndarray, question_words: list[float]):

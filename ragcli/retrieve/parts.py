@@ -53,10 +53,10 @@ _SCOPE = re.compile(rf"^(?:in|on|inside|within|for|with|using|under|from|at|whil
 
 
 def _with_scope(clauses: list[str]) -> list[str]:
-    """The clauses, a leading scope clause read as the opening words of each clause after it."""
-    if len(clauses) > 1 and _SCOPE.match(clauses[0]):
-        return [f"{clauses[0]}, {c}" for c in clauses[1:]]
-    return clauses
+    """The clauses without a leading scope clause: each part is read beside the whole question,
+    which holds it (prefixed to each part, "In clipper templates" drew both parts' quotes to the
+    templates note's opening sentence)."""
+    return clauses[1:] if len(clauses) > 1 and _SCOPE.match(clauses[0]) else clauses
 
 
 def _asks_more(part: str, before: str) -> bool:

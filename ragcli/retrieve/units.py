@@ -227,34 +227,38 @@ def _paragraph(content: str, start: int, end: int, hit: Hit, line_no) -> list[Un
         k = max(idx for idx, s in enumerate(offsets) if s <= offset)
         return line_no(start + k)
 
-    pieces = _with_examples(split_sentences(joined, with_offsets=True), joined)
+    pieces = split_sentences(joined, with_offsets=True)
     # A sentence is scored alone (precise) but quoted with its paragraph when that is short:
     # the answer often takes the next sentence too ("... foldable by adding a +. A plus expands it").
     passage = (joined, line_no(start), line_no(end - 1)) \
         if len(pieces) > 1 and len(joined) <= MAX_PASSAGE_CHARS and not INSTRUCTION.search(joined) else None
+    examples = _examples(pieces) if passage is None else {}
     units = []
-    for text, begin, finish in pieces:
+    for i, (text, begin, finish) in enumerate(pieces):
         kind = "sentence" if end - start > 1 or begin > 0 or finish < len(joined) else "line"
+        shown = passage
+        if i in examples:  # a sentence and the example after it, quoted together
+            first, last = examples[i]
+            shown = (joined[pieces[first][1]:pieces[last][2]].strip(), line_at(pieces[first][1]),
+                     line_at(max(pieces[first][1], pieces[last][2] - 1)))
         units.append(Unit(text[:MAX_UNIT_CHARS], kind, line_at(begin), line_at(max(begin, finish - 1)), hit,
-                          passage=passage))
+                          passage=shown))
     return units
 
 
 _EXAMPLE = re.compile(r"^(?:for (?:example|instance)\b|e\.g\.)", re.I)
 
 
-def _with_examples(pieces: list[tuple[str, int, int]], joined: str) -> list[tuple[str, int, int]]:
-    """The sentences, one that gives an example ("For example: `[[2023-01-01#^37066d]]`.") read
-    as the end of the sentence before it: the example is the syntax the sentence describes, and
-    alone it says nothing of what it is an example of."""
-    out: list[tuple[str, int, int]] = []
-    for text, begin, end in pieces:
-        if out and _EXAMPLE.match(text):
-            _prev, start, _end = out[-1]
-            out[-1] = (joined[start:end].strip(), start, end)
-        else:
-            out.append((text, begin, end))
-    return out
+def _examples(pieces: list[tuple[str, int, int]]) -> dict[int, tuple[int, int]]:
+    """A sentence followed by one that gives an example ("For example: `[[2023-01-01#^37066d]]`."),
+    each mapped to (its first, its last) sentence: the example is the syntax the sentence
+    describes, and alone it says nothing of what it is an example of. Both are scored as they
+    are (an example's code reads like no question) and quoted together."""
+    pairs = {}
+    for i in range(1, len(pieces)):
+        if _EXAMPLE.match(pieces[i][0]):
+            pairs[i - 1] = pairs[i] = (i - 1, i)
+    return pairs
 
 
 def _sentences(text: str, kind: str, start: int, end: int, hit: Hit) -> list[Unit]:
