@@ -101,3 +101,32 @@ def test_an_example_is_read_with_the_sentence_it_illustrates():
     example = next(u for u in units if u.text.startswith("For example"))
     assert link.shown == example.shown == link.text + " " + example.text
     assert link.shown.endswith("For example: `[[2023-01-01#^37066d]]`.") and link.passage[1:] == (3, 3)
+
+
+def test_a_quote_whose_words_another_quote_holds_is_said_once():
+    """The plan table's row says what the FAQ's sentence says, in fewer words: shown beside it,
+    it is read twice. The row of storage says something new, and stays."""
+    from ragcli.retrieve.once import said_once
+
+    faq = Chunk("a", "/v/FAQ.md", "FAQ", "FAQ > How large can each file be?",
+                "The maximum file size depends on your plan. For the Standard plan the limit is 5 MB. "
+                "For the Plus plan the limit is 200 MB per file.", 51, 51)
+    plans = Chunk("b", "/v/Plans.md", "Plans", "Plans", "| | Standard | Plus |\n|---|---|---|\n"
+                  "| Maximum file size | 5 MB | 200 MB |\n| Total storage | 1 GB | 10 GB |\n", 19, 22)
+    sentence = next(u for u in split_units(Hit(faq, 1.0, 1)) if "Standard" in u.text)
+    size, storage = split_units(Hit(plans, 0.9, 2))
+    kept = said_once([(0.71, sentence), (0.66, size), (0.6, storage)])
+    assert [u for _s, u in kept] == [sentence, storage]
+
+
+def test_code_that_differs_from_other_code_is_not_said_twice():
+    """Two nginx blocks whose words are the same but for `$request_uri`: both answers stand."""
+    from ragcli.retrieve.once import said_once
+
+    text = ("```nginx\nlocation /my-notes {\n  proxy_pass https://publish.obsidian.md/serve?url=mysite.com/my-notes/;\n"
+            "}\n```\n\nOr, to keep the path:\n\n```nginx\nlocation /my-notes {\n  proxy_pass "
+            "https://publish.obsidian.md/serve?url=mysite.com/my-notes$request_uri;\n}\n```\n")
+    units = split_units(Hit(Chunk("c", "/v/n.md", "N", "N > NGINX", text, 70, 83), 1.0, 1))
+    plain = next(u for u in units if u.kind == "code" and "my-notes/;" in u.text)
+    kept_path = next(u for u in units if u.kind == "block")
+    assert len(said_once([(0.67, plain), (0.66, kept_path)])) == 2

@@ -26,10 +26,10 @@ from ..types import Hit, Quote
 from ..words import answer_type, asks_figure, asks_reason, gives_reason, holds_figure, query_terms
 from .following import with_next_figure
 from .sections import heading_text
+from .once import dedupe_contained, inside, said_once, says_more
 from .units import Unit, split_units
 
 _DIGIT = re.compile(r"\d")
-_FIGURE = re.compile(r"\d+(?:[.,]\d+)*")
 
 __all__ = ["Unit", "split_units", "select_quotes", "unit_context", "word_scores"]
 
@@ -239,14 +239,14 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
             break
         if per_chunk.get(unit.chunk.id, 0) >= MAX_PER_CHUNK or any(u is unit for _s, u in chosen):
             continue
-        if not _says_more(unit, [u for _s, u in chosen]):
+        if not says_more(unit, [u for _s, u in chosen]):
             # shown already (the other sentence of a quoted paragraph), or in other words ("Maximum
             # file size | 5 MB | 200 MB" beside "For the Standard plan the limit is 5 MB ..."): it
             # would only be read twice, and takes no place
             continue
         if kind_led and not holds_figure(unit.text, ask):
             continue
-        if unit.kind == "steps" and not _HOW.search(question) and any(_inside(u, unit) for _s, u in chosen):
+        if unit.kind == "steps" and not _HOW.search(question) and any(inside(u, unit) for _s, u in chosen):
             continue  # the item already quoted is the answer; its whole list would only add words
         per_chunk[unit.chunk.id] = per_chunk.get(unit.chunk.id, 0) + 1
         chosen.append((base, unit))
@@ -254,22 +254,12 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
         chosen.sort(key=lambda c: -c[0])
     if asks_reason(question):
         chosen = _with_reason(chosen, units, overall, limit)
-    kept = _dedupe_contained(chosen)
-    added = _dedupe_contained(with_next_figure(kept, units, overall, limit))
+    kept = said_once(dedupe_contained(chosen))
+    added = dedupe_contained(with_next_figure(kept, units, overall, limit))
     # the next sentence may turn out to be shown already (inside a quoted block): then it takes no place
     kept = _in_reading_order(added if len(added) >= len(kept) else kept)
     quotes = [_quote(n, score, unit) for n, (score, unit) in enumerate(kept, 1)]
     return Evidence(quotes, parts, part_scores, missing)
-
-
-def _says_more(unit: Unit, shown: Sequence[Unit]) -> bool:
-    """Does the unit hold a content word or a figure that none of the units shown holds?"""
-    said = set().union(*(_words(u.shown) for u in shown)) if shown else set()
-    return bool(_words(unit.shown) - said)
-
-
-def _words(text: str) -> set[str]:
-    return query_terms(text) | set(_FIGURE.findall(text))
 
 
 def _beside(vec: np.ndarray, words: list[float], q: np.ndarray, question_words: list[float]):
@@ -327,32 +317,6 @@ def _part_query(part: str, question: str) -> str:
     return part if len(query_terms(part)) >= 2 else f"{part} ({question})"
 
 
-def _dedupe_contained(chosen: list[tuple[float, Unit]]) -> list[tuple[float, Unit]]:
-    """Say each thing once: a quote whose lines lie inside another chosen quote's (an item of a
-    list quoted with its lead-in, a sentence of a quoted paragraph), or whose words another
-    chosen quote already holds (a note embedded in another, both retrieved), is left to the
-    larger quote. Two quotes can each cover the other: a sentence cut at a chunk's end spans
-    more lines than the whole sentence of the next chunk, which holds its words. The one with
-    more words is kept then, not neither ("The AMT exemption amount is increased to $85,700
-    ($133,300 if married filing jointly ...)" was lost so)."""
-    shown = [(_span(u), " ".join(u.shown.lower().split()), s, u) for s, u in chosen]
-
-    def covers(j: int, i: int) -> bool:  # does quote j hold quote i?
-        (path, a, b), text = shown[i][:2]
-        (p, x, y), other = shown[j][:2]
-        inside = p == path and x <= a and b <= y and ((x, y) != (a, b) or len(other) > len(text))
-        if shown[i][3].kind == shown[j][3].kind == "sentence" and text not in other:
-            inside = False  # two sentences of a PDF line: lines are shared, words are not
-        return inside or (text in other and (len(other) > len(text) or j < i))
-
-    def left_to(j: int, i: int) -> bool:  # is quote i left to quote j?
-        mutual = covers(i, j) and (len(shown[i][1]), -i) > (len(shown[j][1]), -j)
-        return covers(j, i) and not mutual
-
-    return [(score, unit) for i, (_span_i, _text, score, unit) in enumerate(shown)
-            if not any(left_to(j, i) for j in range(len(shown)) if j != i)]
-
-
 def _in_reading_order(kept: list[tuple[float, Unit]]) -> list[tuple[float, Unit]]:
     """The quotes as the reader meets them: grouped under their note and heading (in the order
     the groups first come), so the numbers run 1, 2, 3 down the page, not [1] [3] [2]."""
@@ -360,18 +324,6 @@ def _in_reading_order(kept: list[tuple[float, Unit]]) -> list[tuple[float, Unit]
     for _score, unit in kept:
         groups.setdefault((unit.chunk.path, unit.chunk.heading, unit.chunk.page), len(groups))
     return sorted(kept, key=lambda c: groups[(c[1].chunk.path, c[1].chunk.heading, c[1].chunk.page)])
-
-
-def _inside(small: Unit, big: Unit) -> bool:
-    (p, a, b), (q, x, y) = _span(small), _span(big)
-    return p == q and x <= a and b <= y
-
-
-def _span(unit: Unit) -> tuple[tuple[str, int | None], int, int]:
-    where = (unit.chunk.path, unit.chunk.page)  # a PDF's lines count from 1 on every page
-    if unit.passage is not None:
-        return where, unit.passage[1], unit.passage[2]
-    return where, unit.line_start, unit.line_end
 
 
 def _dedupe(units: list[Unit]) -> list[Unit]:
