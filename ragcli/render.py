@@ -203,14 +203,33 @@ def print_hits(hits) -> None:
         console.print(f"   {snippet}")
 
 
+_line_open = False  # streamed answer text is on the current line, not yet ended
+
+
 def stream_to_stdout(piece: str) -> None:
-    sys.stdout.write(clean(piece))
-    sys.stdout.flush()
+    global _line_open
+    text = clean(piece)
+    if not _line_open:
+        text = text.lstrip()  # a sentence after the quotes starts its own line
+    if text:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        _line_open = not text.endswith("\n")
+
+
+def _end_streamed_line(blank: bool = False) -> None:
+    global _line_open
+    if _line_open:
+        sys.stdout.write("\n\n" if blank else "\n")
+        sys.stdout.flush()
+        _line_open = False
 
 
 def print_quotes(quotes) -> None:
-    """The evidence, before any answer: what the notes say, word for word, grouped by the note
-    (and heading) it is in, each quote numbered and placed by its lines."""
+    """The evidence: what the notes say, word for word, grouped by the note (and heading) it
+    is in, each quote numbered and placed by its lines; below the direct answer, when one was
+    said first."""
+    _end_streamed_line(blank=True)
     console = out()
     for (path, heading, page), group in _by_note(quotes):
         _note_header(console, path, heading, page)
@@ -274,9 +293,11 @@ def note_uri(path: str) -> str:
 
 
 def print_answer(result, *, streamed: bool, verbose: bool = False) -> None:
-    """The quotes and the answer (unless they were streamed already), then what the notes do not
+    """The answer and the quotes (unless they were streamed already), then what the notes do not
     say. The quotes are the answer unless a checked sentence adds to them (a yes or no, the
-    figure asked for, two quotes put together): nothing is said twice."""
+    figure asked for, two quotes put together): nothing is said twice. Printed at once, the
+    direct answer comes first; streamed, the model's sentences follow the quotes, which are
+    shown while it is still reading them."""
     console = out()
     if not result.covered:
         console.print(clean(result.text))
@@ -288,13 +309,13 @@ def print_answer(result, *, streamed: bool, verbose: bool = False) -> None:
                           + " \u00b7 ".join(clean(os.path.splitext(os.path.basename(p))[0]) for p in result.nearest)
                           + " (`rag search` shows where)", style="dim")
         return
-    if not streamed:
-        print_quotes(result.quotes)
-    if result.text:
-        if streamed:
-            sys.stdout.write("\n")
-        else:
+    if streamed:
+        _end_streamed_line()
+    else:
+        if result.text:
             console.print(clean(result.text))
+            console.print("")
+        print_quotes(result.quotes)
     for part in result.missing_parts:
         console.print(f"Your notes don't say: {clean(part).rstrip('?.')}?")
     if result.not_mentioned:

@@ -624,3 +624,14 @@ def test_mangled_code_fails_its_check():
     quote = {1: "Make a callout foldable by adding a plus (`+`) or minus (`-`) after the type identifier."}
     verdict = check_sentence("Make it foldable by adding a plus (`+`) or minus() after the type identifier [1].", quote)
     assert not verdict.ok and "()" in verdict.missing
+
+
+def test_a_table_run_into_a_sentence_fails_its_check():
+    # SmolLM2's answer to "How many clicks on the Comandante do I use for espresso?": every word
+    # is in the quoted table, and the reader would get its markup and two unfilled slots
+    table = "Settings I use:\n| Brew | Clicks |\n|-------------|--------|\n| Espresso | 8 |\n| Pour over | 18 |"
+    quote = {1: table + "\n| French press| 30 |"}
+    verdict = check_sentence("Settings I use: | Brew | Clicks | |-------------|--------{n} 8; Pour over {m}, 30, "
+                             "French press [1].", quote, "How many clicks on the Comandante do I use for espresso?")
+    assert not verdict.ok and {"{n}", "{m}", "table markup"} <= set(verdict.missing)
+    assert check_sentence("Run `a || b` in the shell [1].", {1: "Run `a || b` in the shell."}).ok

@@ -66,7 +66,12 @@ def test_follow_ups_are_rewritten_to_stand_alone():
     grinders = Answer("q", "8 clicks [1].", [Source(1, "/v/Grinders.md", "Grinders", "", 1, 2, None, 1.0)], "m", {},
                       cited=[1])
     assert standalone("What ratio?", Turn("How many clicks for espresso?", "How many clicks for espresso?", grinders)) \
-        == "What ratio (many clicks for espresso)?"  # the espresso's ratio, not the grinders' note's
+        == "What ratio for espresso?"  # the espresso's ratio, not the grinders' note's, nor its clicks'
+    assert standalone("And how long should the shot take?", Turn("What ratio?", "What ratio for espresso?", grinders)) \
+        == "How long should the shot take for espresso?"
+    # what was asked of nothing in particular keeps the whole previous question beside it
+    assert standalone("What ratio?", Turn("How many clicks?", "How many clicks?", grinders)) \
+        == "What ratio (many clicks)?"
 
 
 def test_piped_chat_json_answers_each_line_in_context(help_vault_env):
@@ -82,9 +87,9 @@ def test_piped_chat_json_answers_each_line_in_context(help_vault_env):
 
 
 def test_a_bare_follow_up_is_answered_by_its_own_words(example_vault_env):
-    # "What ratio?" is searched as "What ratio (many clicks for espresso on my grinder)?", which
-    # the grinder's clicks table matches best; the user asked for a ratio. Then the shot time
-    # is the Espresso note's, not "takes about three shots".
+    # "What ratio?" is searched as "What ratio for espresso?": the espresso's ratio comes first,
+    # not the pour over's, and not the grinder's clicks table. Then the shot time is the
+    # Espresso note's, not "takes about three shots".
     env = {**os.environ, **example_vault_env}
     turns = ["How many clicks for espresso on my grinder?", "What ratio?", "And how long should the shot take?"]
     proc = subprocess.run([sys.executable, "-m", "ragcli.cli", "chat", "--json", "--max-tokens", "16"],
@@ -94,7 +99,7 @@ def test_a_bare_follow_up_is_answered_by_its_own_words(example_vault_env):
     assert len(answers) == 3
     quoted = [" ".join(q["text"] for q in a["quotes"]) for a in answers]
     assert "| Espresso" in quoted[0]
-    assert "1:2 ratio" in quoted[1] and "Clicks" not in quoted[1]
+    assert "1:2 ratio" in answers[1]["quotes"][0]["text"] and "Clicks" not in quoted[1]
     assert "25 to 30 seconds" in quoted[2] and "three shots" not in quoted[2]
 
 

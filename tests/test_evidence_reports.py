@@ -92,3 +92,73 @@ def test_a_paragraph_quoted_whole_is_not_quoted_again_for_its_next_sentence(embe
     quotes = select_quotes("What coffee to water ratio for pour over?", [Hit(note, 1.0, 1)], embed, flat_idf)
     texts = [q.text for q in quotes]
     assert len(texts) == len(set(texts)) and sum("setting 18" in t for t in texts) == 1, texts
+
+
+def test_the_figures_a_chart_announces_are_shown_past_its_announcing_lines(embed):
+    """A chart's lines announce its figures ("IF your filing status is..." "THEN your standard
+    deduction is...") before the figures, which alone share few of the question's words. The
+    walk from the best quote passes them, and a letter-spaced label ("T a b l e 1 0 - 1 .",
+    whose digits only name the table), to the line that states the figures."""
+    text = ("2024 Standard Deduction Tables If you are married filing a separate return and your spouse\n"
+            "itemizes deductions, you can't take the standard deduction.\n"
+            "T a b l e 1 0 - 1 . Standard Deduction Chart for Most People* IF your filing status is...\n"
+            "THEN your standard deduction is...\n"
+            "Single or Married filing separately $14,600 Married filing jointly 29,200 Head of household 21,900\n"
+            "* Don't use this chart if you were born before January 2, 1960, are blind, or if someone "
+            "else can claim you.\n"
+            "Standard Deduction Chart for People Born Before January 2, 1960, or Who Are Blind* Check the\n"
+            "correct number of boxes below. Then go to the chart. Standard deduction for a head of "
+            "household who is blind.")
+    quotes = select_quotes("What is the 2024 standard deduction for a head of household in the chart for most "
+                           "people?", [Hit(_page("p255", text, 1, 255), 1.0, 1)], embed, flat_idf)
+    assert "21,900" in _shown(quotes), [q.text for q in quotes]
+
+
+BALANCE = ("Scenario II\nTrust Fund Balances Precluded From Obligation\n\nYear 1\n\n"
+           "Proprietary Pre-Closing Trial Balance (FACTS I Trial Balance):\n\n1010\n\n275\n\n6100\n\n775\n\n"
+           "1,050\n\n1,050\n\nProprietary Closing Entries:\n\nC1. To record the closing of revenues and expenses.")
+
+
+def test_a_pdf_lead_in_takes_the_column_of_figures_it_announces():
+    """A table read column by column: the lead-in, then one bare figure a line. Alone the
+    lead-in answers nothing (and ends in a colon, which scores it down); with its figures it
+    is one quotable unit. A note's paragraphs are read as they are."""
+    from ragcli.retrieve.units import split_units
+
+    units = split_units(Hit(_page("p25", BALANCE, 1, 25), 1.0, 1))
+    column = next(u for u in units if u.kind == "block")
+    assert column.text.startswith("Proprietary Pre-Closing Trial Balance (FACTS I Trial Balance):\n1010\n275")
+    assert column.text.endswith("775\n1,050\n1,050") and (column.line_start, column.line_end) == (6, 18)
+    assert not any(u.text.startswith("Proprietary Closing Entries:\n") for u in units)  # no figures follow
+    note = Chunk("n", "/v/Budget.md", "Budget", "Budget", BALANCE, 1, 1 + BALANCE.count("\n"))
+    assert not any(u.kind == "block" for u in split_units(Hit(note, 1.0, 1)))
+
+
+def test_a_pdf_lead_in_is_never_completed_from_another_page():
+    """A PDF's lines count from 1 on every page: the paragraph at the next line number of
+    another page is not what a lead-in announces."""
+    from ragcli.retrieve.units import complete_lead_ins
+    from ragcli.types import Quote
+
+    other = _page("p36", "entities such as the Internal Revenue Service collect these receipts.", 24, 36)
+    lead = Quote(1, "Proprietary Pre-Closing Adjusted Trial Balance (FACTS I ATB):", "line", "/r/report.pdf",
+                 TITLE, TITLE, 23, 23, 35, 0.7)
+    assert complete_lead_ins([lead], lambda _p, _h: [other]) == [lead]
+    same = _page("p35", "The receipts are deposited.", 24, 35)
+    led = complete_lead_ins([lead], lambda _p, _h: [other, same])[0]
+    assert led.kind == "block" and "deposited" in led.text
+
+
+def test_the_same_sentence_at_other_lines_takes_one_place(embed):
+    """Two chunks of one page overlap and hold the same sentence at other lines: it was chosen
+    twice, and the second was then dropped as a repeat, leaving a place empty."""
+    same = "The improper payments rate for the Retirement Program was .37 percent, below the 1.5 percent threshold."
+    hits = [Hit(_page("a", same, 41, 29), 1.0, 1), Hit(_page("b", same, 56, 29), 0.9, 2),
+            Hit(_page("c", "Definition: the rate of improper payments in the retirement program is the number of "
+                           "payments made in error divided by all payments.", 39, 149), 0.8, 3),
+            Hit(_page("d", "Improper payments in the retirement program totalled $304 million in FY 2016, a rate "
+                           "of .37%.", 30, 92), 0.7, 4)]
+    quotes = select_quotes("What was the improper payment rate in the retirement program in 2016?", hits, embed,
+                           flat_idf)
+    texts = [q.text for q in quotes]
+    assert len(texts) == 3 and texts.count(same) == 1, texts

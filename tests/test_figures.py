@@ -184,3 +184,41 @@ def test_the_figure_said_first_survives_the_model_and_its_checks(cfe_pages, monk
     assert "".join(said).startswith("65 — ")  # streamed first, before the model's own words
     assert "Event Services (EVS) — Requirements Tested Passed: 65;" in _cited(result).text
     assert not result.quoted_fallback
+
+
+def test_the_figure_is_said_before_the_quotes_on_a_terminal_and_piped(cfe_pages) -> None:
+    # On a terminal `rag ask --quotes` printed the quotes and never the figure: it was said
+    # only into the answer's text, which a streamed answer does not print again.
+    from helpers import on_a_terminal, rag
+
+    code, shown = on_a_terminal(["ask", "--quotes", EVS], env={**cfe_pages, "RAG_DAEMON": "off"})
+    text = shown.decode("utf-8", "replace")
+    assert code == 0, text
+    assert "65 — Event Services (EVS), Total Tested [" in text
+    assert text.index("65 — Event Services") < text.index("[1] ")
+    piped = rag("ask", "--quotes", EVS, env={**cfe_pages, "RAG_DAEMON": "off"}, text=True)
+    assert piped.returncode == 0, piped.stderr
+    assert piped.stdout.startswith("65 — Event Services (EVS), Total Tested ["), piped.stdout[:300]
+    assert "\n\n" in piped.stdout[:piped.stdout.index("[1] ")]  # a blank line between answer and quotes
+
+
+TRIBES = ("- Number of tribes, tribal organizations or urban Indian organizations participating in FEHB — "
+          "FY 2015 Results: 85; FY 2016 Results: 90; FY 2016 Target: ≥84")
+ENROLLED = ("- Number of tribal employees enrolled in FEHB — FY 2015 Results: 17,500; FY 2016 Results: 19,000; "
+            "FY 2016 Target: ≥18,000")
+
+
+def test_an_acronym_in_the_label_is_the_words_the_question_spells_out() -> None:
+    """The row says "FEHB", the reader "the federal employees health benefits program"; the
+    measure's own page repeats the summary table's row under a longer label, with the same
+    figures: no rival."""
+    asks = ("How many tribes and tribal organizations took part in the federal employees health benefits "
+            "program in 2016?")
+    measure = TRIBES.replace("- Number", "- PERFORMANCE MEASURE: Number")
+    quotes = [_quote(1, ENROLLED), _quote(2, TRIBES), _quote(3, measure)]
+    figure = direct_figure(asks, quotes)
+    assert figure is not None and figure.value == "90", figure
+    page = Chunk("c", "/r/report.pdf", "Report", "Report", f"Table rows:\n{ENROLLED}\n{TRIBES}", 66, 68, 48)
+    rows = [Hit(page, 1.0, 1)]
+    shown = quote_the_row(asks, [_quote(1, "OPM extended insurance benefits to employees of certain tribes.")], rows)
+    assert any("FY 2016 Results: 90" in q.text for q in shown), [q.text for q in shown]

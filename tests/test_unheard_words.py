@@ -107,3 +107,38 @@ def test_a_part_is_answered_from_the_section_its_own_words_name(tmp_path, models
     finally:
         searcher.close()
     assert "npm install -g obsidian-headless" in evidence.quotes[0].text
+
+
+def test_capitalised_words_in_a_row_are_one_name_and_unknown_when_no_note_says_them_together(example_vault_env):
+    """"Google Calendar" is not named by notes that say "Google" and "calendar" apart: the example
+    vault says "Baratza" and "Comandante" (two grinders), never "Baratza Comandante"."""
+    from ragcli.retrieve.relevance import names_in, unknown_names
+
+    assert names_in("How do I hook my vault up to Google Calendar so my meetings become notes?") == ["Google Calendar"]
+    assert names_in("What is the maximum file size on Sync Standard and Sync Plus?") == ["Sync Standard", "Sync Plus"]
+    assert names_in("I use Obsidian. Sync is great") == ["Obsidian"]  # a sentence's first word is no name
+    searcher = Searcher(load_config(env=example_vault_env))
+    try:
+        df = searcher.index.keyword_df
+        assert unknown_names("Does the Baratza Comandante grind fine enough?", df) == ["Baratza Comandante"]
+        assert unknown_names("Does the Baratza Encore grind fine enough?", df) == []
+    finally:
+        searcher.close()
+
+
+def test_a_part_asking_a_quality_no_passage_names_is_said_missing(example_vault_env, monkeypatch, capsys):
+    """"how hard should the water be": the coffee notes name no hardness (nearest "slow", 0.46);
+    the ratio part is answered. "How wet is my dough" is not said missing: the Sourdough note says
+    "hydration" and "dry"."""
+    from ragcli.retrieve.parts import asked_quality
+
+    assert asked_quality("how hard should the water be") == "hard"
+    assert asked_quality("how long should the shot take") == ""  # a figure, not a quality
+    assert asked_quality("how well does it grind") == ""  # a manner
+    question = "What brew ratio do I use for espresso, and how hard should the water be?"
+    result = _ask(monkeypatch, capsys, example_vault_env, question)
+    assert result["covered"] and result["missing_parts"] == ["how hard should the water be"]
+    assert "1:2" in _shown(result)
+    result = _ask(monkeypatch, capsys, example_vault_env,
+                  "How wet is my sourdough dough and how long does the first rise take?")
+    assert result["covered"] and "How wet is my sourdough dough" not in result["missing_parts"]

@@ -23,8 +23,8 @@ def ask_cmd(
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Also list the generated sentences that "
                                  "were left out, and why."),
 ) -> None:
-    """Answer a question from your notes: the quotes that answer it first, then a short answer
-    whose every sentence was checked against them, with numbered citations."""
+    """Answer a question from your notes: the quotes that answer it, and a short answer only
+    where it adds to them, every sentence checked against them, with numbered citations."""
     from .run import ask
 
     ask(question, quotes, model, temperature, max_tokens, ctx, threads, gpu_layers, k, mode, min_score,

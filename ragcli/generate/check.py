@@ -181,12 +181,22 @@ def _against(sentence: str, text: str, numbers: list[int], quotes: dict[int, str
 
 
 _EMPTY_MARKUP = re.compile(r"\(\s*\)|\[\s*\]|\{\s*\}|``")
+# a template slot the model left unfilled: "Pour over {m}, 30"
+_PLACEHOLDER = re.compile(r"\{\w{1,12}\}")
+# a table's markup copied into prose: a rule line ("|-----") or empty cells ("| |")
+_TABLE_MARKUP = re.compile(r"\|\s*:?-{3,}|-{3,}:?\s*\||\|\s*\|")
 
 
 def _mangled_code(text: str, evidence: str) -> list[str]:
-    """Code the model broke on its way through: an emptied "(`-`)" -> "()", or a code span left
-    open. Code spans that survive whole are facts, checked byte for byte by ``facts_of``."""
+    """Code or markup the model broke on its way through: an emptied "(`-`)" -> "()", a code
+    span left open, a slot left unfilled ("{n}"), or a table's rows run into a sentence
+    ("Settings I use: | Brew | Clicks | |-------"): each word may be in the quote, but the
+    reader gets noise. Code spans that survive whole are facts, checked byte for byte by
+    ``facts_of``."""
     broken = [m.group(0) for m in _EMPTY_MARKUP.finditer(text) if m.group(0) not in evidence]
+    broken += [m.group(0) for m in _PLACEHOLDER.finditer(text) if m.group(0) not in evidence]
+    if _TABLE_MARKUP.search(_CODE.sub("", text)):
+        broken.append("table markup")
     if text.count("`") % 2:
         broken.append("an unclosed code span")
     return broken

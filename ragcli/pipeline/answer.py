@@ -32,7 +32,7 @@ from ..generate.prompt import fit_quotes
 from ..retrieve.evidence import select_evidence
 from ..retrieve.sections import with_matching_sections, with_sections
 from ..retrieve.figures import direct_figure, quote_the_row
-from ..retrieve.parts import question_parts
+from ..retrieve.parts import asked_quality, question_parts
 from ..retrieve.relevance import relevant, said_otherwise, unheard_words, unknown_names
 from ..retrieve.pages import with_following, with_page_rows
 from ..retrieve.units import complete_lead_ins
@@ -136,25 +136,24 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
         return Answer(question, NOT_COVERED, [], model, timings, covered=False, retrieval_query=query,
                       not_mentioned=unknown + unheard, nearest=_nearest(hits))
     missing = evidence.missing + [p for p in evidence.parts if p not in evidence.missing
-                                  and _asks_what_no_note_says(p, quotes, searcher)]
+                                  and (_asks_what_no_note_says(p, quotes, searcher)
+                                       or _asks_a_quality_no_passage_says(p, hits_and_rows, searcher))]
     shape = {"missing_parts": missing, "parts": parts if len(parts) > 1 else [],
              "tentative": best < EVIDENCE_FLOOR or bool(unheard), "not_mentioned": unknown + unheard}
     # "These passages may answer it": no model sentence then. Joining two quotes that may not
     # answer made "Install the headless client, and you can use it to record your own audio"
     # of an install step and the audio recorder, each word in a quote, the claim in neither.
     if quotes_only or generator is None or shape["tentative"]:
+        gate = SentenceGate(_checker(asked, quotes), on_token)
+        _lead_with_figure(gate, asked, quotes, idf)  # the direct answer, before the quotes
         if on_quotes is not None:
             on_quotes(quotes)
-        gate = SentenceGate(_checker(asked, quotes), None)
-        _lead_with_figure(gate, asked, quotes, idf)
         timings["total_s"] = time.perf_counter() - started
         return Answer(question, gate.finish(), [_source(q) for q in quotes], model, timings, quotes=quotes,
                       cited=[q.n for q in quotes], retrieval_query=query, checked=False,
                       dropped=[v.to_json() for v in gate.dropped], **shape)
     prompt = fit_quotes(generator, asked, quotes, max_tokens=config.max_tokens)
     quotes = prompt.quotes  # those that fit the window, renumbered 1..n
-    if on_quotes is not None:
-        on_quotes(quotes)
     first: list[float] = []
 
     def show(text: str) -> None:
@@ -164,7 +163,11 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
             on_token(text)
 
     gate = SentenceGate(_checker(asked, quotes), show)
+    # The direct answer a quoted row gives goes before the quotes; the model's sentences,
+    # seconds later, after them (the quotes are not held back for the model)
     _lead_with_figure(gate, asked, quotes, idf)
+    if on_quotes is not None:
+        on_quotes(quotes)
 
     def feed(piece: str) -> None:
         gate.feed(piece)
@@ -242,6 +245,21 @@ def _asks_what_no_note_says(part: str, quotes: Sequence[Quote], searcher) -> boo
     quoted = set().union(*(query_terms(t) for t in texts)) if texts else set()
     others = query_terms(part) - query_terms(" ".join(unsaid))
     return bool(asked and asked.group(1) in unsaid) or not (others & quoted)
+
+
+def _asks_a_quality_no_passage_says(part: str, hits: Sequence[Hit], searcher) -> bool:
+    """Does this part ask a quality ("how hard should the water be") that no passage read for the
+    question names, in its words or in others close in meaning? The notes read for "how wet is my
+    dough" say "dry" and "hydration" (0.78 and 0.55 to "wet"); the coffee notes read for "how hard"
+    come no nearer than "slow" (0.46). Read against every passage read, not only the quotes: a quote
+    picked for the part's other words ("dough") may miss the one that names the quality."""
+    quality = asked_quality(part)
+    if not quality:
+        return False
+    read = [f"{h.chunk.title}\n{h.chunk.heading}\n{h.chunk.text}" for h in hits]
+    if query_terms(quality) <= set().union(*(query_terms(t) for t in read)):
+        return False
+    return not said_otherwise([quality], read, searcher.embed_passages)
 
 
 def _search_parts(searcher, query: str, config: Config) -> list[Hit]:

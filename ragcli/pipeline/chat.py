@@ -60,6 +60,19 @@ def _subject(turn: "Turn") -> str:
     return _QUESTION_HEAD.sub("", turn.retrieval_query).rstrip(" ?.!") or turn.retrieval_query
 
 
+# "How many clicks for espresso on my grinder?": what was asked (clicks) of what (espresso),
+# and where (on my grinder). A bare "What ratio?" asks something else of the same thing.
+_ASKED_OF = re.compile(r"^\s*(?:how\s+(?:many|much)|what|which)\s+(?:\w+\s+){1,2}?(?:for|of)\s+"
+                       r"(?:(?:the|my|a|an|your|our)\s+)?(?P<of>[\w'-]+(?:\s+[\w'-]+)??)"
+                       r"(?:\s+(?:on|in|with|at|from|by|to|when|if|do|does|should|is|are)\b.*)?\s*\??\s*$", re.I)
+
+
+def _asked_of(turn: "Turn") -> str:
+    """What the previous question asked something of ("espresso"), or ""."""
+    match = _ASKED_OF.match(turn.retrieval_query)
+    return match.group("of") if match else ""
+
+
 def standalone(question: str, previous: "Turn") -> str:
     """A follow-up rewritten so it can be searched (and answered) without the conversation."""
     about = _ABOUT.match(question)
@@ -78,8 +91,11 @@ def standalone(question: str, previous: "Turn") -> str:
     elif n == 0 and not _POSSESSIVE.search(question) and not query_terms(topic) & query_terms(text):
         # "And how long should the shot take?" after the espresso ratio: the shot is the espresso's.
         # The earlier question says what it was about; the note it cited first may not ("what
-        # ratio?" after the espresso clicks, which the Grinders note answered, is the espresso's)
-        text = f"{text.rstrip(' ?')} ({_subject(previous)})?"
+        # ratio?" after the espresso clicks, which the Grinders note answered, is the espresso's).
+        # Only that thing is carried over, not what was asked of it: "What ratio (many clicks for
+        # espresso on my grinder)?" matched the grinder's clicks table and the pour over's ratio.
+        of = _asked_of(previous)
+        text = f"{text.rstrip(' ?')} for {of}?" if of else f"{text.rstrip(' ?')} ({_subject(previous)})?"
     return text[:1].upper() + text[1:] if text else question
 
 

@@ -239,6 +239,8 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
             break
         if per_chunk.get(unit.chunk.id, 0) >= MAX_PER_CHUNK or any(u is unit for _s, u in chosen):
             continue
+        if any(_same_words(u, unit) for _s, u in chosen):
+            continue  # the same sentence at other lines (two chunks of a page overlap): one place
         if not says_more(unit, [u for _s, u in chosen]):
             # shown already (the other sentence of a quoted paragraph), or in other words ("Maximum
             # file size | 5 MB | 200 MB" beside "For the Standard plan the limit is 5 MB ..."): it
@@ -315,6 +317,12 @@ def _part_query(part: str, question: str) -> str:
     """What a part is embedded as: itself when it says enough alone, else with the whole question
     around it ("for how long")."""
     return part if len(query_terms(part)) >= 2 else f"{part} ({question})"
+
+
+def _same_words(a: Unit, b: Unit) -> bool:
+    """Two units of one file that say the same words (a PDF page's chunks overlap, and the
+    sentence they share can stand at other lines in each)."""
+    return a.chunk.path == b.chunk.path and " ".join(a.text.split()) == " ".join(b.text.split())
 
 
 def _in_reading_order(kept: list[tuple[float, Unit]]) -> list[tuple[float, Unit]]:

@@ -90,14 +90,17 @@ def direct_figure(question: str, quotes: Sequence[Quote],
         for line in quote.text.splitlines():
             match = _ROW.match(line.strip().removeprefix(ROW.strip()).strip())
             if match:
-                cells = _cells(match["label"], match["cells"], quote.n, asked, periods, weights, around)
+                cells = _cells(match["label"], match["cells"], quote.n, asked, periods, weights, around, question)
                 found += [f for f in cells if not (counts and "%" in f.value)]
     if not found:
         return None
     found.sort(key=lambda f: -f.weight)
     best = found[0]
-    rival = next((f for f in found[1:] if f.weight >= best.weight - 1e-9 and f.label != best.label), None)
-    named_too = any(f.named >= best.named - 1e-9 for f in found if f.label != best.label)
+    # another row is a rival when it gives another figure: a summary table and the measure's own
+    # page repeat one row ("Number of tribes ..." and "PERFORMANCE MEASURE: Number of tribes ...")
+    others = [f for f in found if f.label != best.label and f.value != best.value]
+    rival = next((f for f in others if f.weight >= best.weight - 1e-9), None)
+    named_too = any(f.named >= best.named - 1e-9 for f in others)
     if best.shared < MIN_SHARED or rival is not None or not best.label_named or named_too:
         return None
     return best
@@ -122,7 +125,7 @@ def quote_the_row(question: str, quotes: Sequence[Quote], hits: Sequence[Hit],
         return list(quotes)
     row = candidates[-figure.n - 1]
     context = query_terms(_PERIOD.sub(" ", f"{row.title} {row.heading}"))
-    named = query_terms(_PERIOD.sub(" ", question)) & query_terms(_PERIOD.sub(" ", figure.label)) - context
+    named = query_terms(_PERIOD.sub(" ", question)) & _label_terms(figure.label, question) - context
     if len(named) < NAMED_AT_LENGTH:
         return list(quotes)
     if any(q.path == row.path and q.page == row.page and q.line_start <= row.line_start
@@ -140,15 +143,15 @@ def asks_for_figure(question: str) -> bool:
 
 
 def _cells(label: str, cells: str, n: int, asked: set[str], periods: set[str],
-           weights: dict[str, float], around: set[str] = frozenset()) -> list[Figure]:
+           weights: dict[str, float], around: set[str] = frozenset(), question: str = "") -> list[Figure]:
     """The row's figures whose header fits the periods asked, each scored by the words its
     label and header share with the question. A row's first figure of the period wins its
     ties ("FY 2016 Results" before "FY 2016 Target"): a result is asked more than a target.
     None when the column would be a guess (``_column_named``)."""
     out: list[Figure] = []
-    label_terms = query_terms(_PERIOD.sub(" ", label))
+    label_terms = _label_terms(label, question)
     named = sum(weights.get(t, 1.0) for t in asked & label_terms)
-    label_named = _names_label(asked, label)
+    label_named = _names_label(asked, label, question)
     figures = [(h, v) for h, sep, v in (c.rpartition(": ") for c in cells.split(_CELL_SEP)) if sep and is_figure(v)]
     fitting = [(h, v) for h, v in figures if periods <= _periods(h)]
     headers = [query_terms(_PERIOD.sub(" ", h)) for h, _v in fitting]
@@ -162,16 +165,59 @@ def _cells(label: str, cells: str, n: int, asked: set[str], periods: set[str],
     return out
 
 
-def _names_label(asked: set[str], label: str) -> bool:
+def _names_label(asked: set[str], label: str, question: str = "") -> bool:
     """Does the question name the row: two of its label's words (or its only one)? A short name
     in brackets is the same name again ("Tables (TBL)"): the words before it name the row, or
     the short name alone does ("Table Services" names "Tables (TBL)"; it names "Executive
     Services (ES)" by one word of two, which is no more than every "... Services" row)."""
-    name = query_terms(_PERIOD.sub(" ", _BRACKETS.sub(" ", label)))
+    name = query_terms(_PERIOD.sub(" ", _BRACKETS.sub(" ", label))) | _spelled_out(label, question)
     short = query_terms(" ".join(_BRACKETS.findall(label)))
     if short and short <= asked:
         return True
     return len(asked & name) >= min(MIN_SHARED, len(name)) > 0
+
+
+def _label_terms(label: str, question: str) -> set[str]:
+    """A row label's words, and the question's words its acronyms stand for."""
+    return query_terms(_PERIOD.sub(" ", label)) | _spelled_out(label, question)
+
+
+_ACRONYM = re.compile(r"\b[A-Z]{2,6}\b")
+_LINKING = frozenset({"of", "and", "for", "the", "on", "in", "to", "&"})  # "Office of Personnel Management"
+
+
+def _spelled_out(label: str, question: str) -> set[str]:
+    """The question's words that a label's acronym stands for: a row says "participating in
+    FEHB" where the reader writes "the federal employees health benefits program". The acronym
+    counts as those words when they stand in a row in the question, their initials spelling it
+    (linking words like "of" may stand between: OPM, "Office of Personnel Management"). A short
+    name in brackets abbreviates the label's own words ("Executive Services (ES)"), not the
+    question's: "Event Services" spells ES too."""
+    words = re.findall(r"[\w&'’-]+", question)
+    found: set[str] = set()
+    for acronym in set(_ACRONYM.findall(_BRACKETS.sub(" ", label))):
+        for start in range(len(words)):
+            run = _initials_run(words[start:], acronym.lower())
+            if run:
+                found |= query_terms(" ".join(run))
+                break
+    return found
+
+
+def _initials_run(words: list[str], letters: str) -> list[str]:
+    """The words from the first on whose initials spell ``letters`` (linking words skipped), or []."""
+    run: list[str] = []
+    for word in words:
+        if not letters:
+            break
+        if word.lower()[0] == letters[0]:
+            run.append(word)
+            letters = letters[1:]
+        elif run and word.lower() in _LINKING:
+            continue
+        else:
+            return []
+    return run if not letters else []
 
 
 def _column_named(asked: set[str], periods: set[str], headers: list[set[str]], explained: set[str],

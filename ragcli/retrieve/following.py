@@ -28,23 +28,59 @@ def with_next_figure(chosen: list[tuple[float, Unit]], units: Sequence[Unit], ov
     subject = max(chosen, key=lambda c: c[0])[1]
     if subject.kind != "sentence":
         return chosen
+    found = _next_figure(subject, units)
+    if found is None:
+        return chosen
+    k, passed = found
+    said = " ".join(" ".join(u.shown.split()) for _s, u in chosen)  # a quoted paragraph holds it
+    if " ".join(units[k].text.split()) in said:
+        return chosen
     if len(chosen) >= limit:  # the last place, when it quotes another page, is worth less than this
         last = min(chosen, key=lambda c: c[0])
-        if subject.chunk.page is None or (last[1].chunk.path, last[1].chunk.page) == (subject.chunk.path,
-                                                                                      subject.chunk.page):
+        announces = any(u is last[1] for u in passed)  # "THEN your standard deduction is..." before the figures
+        if not announces and (subject.chunk.page is None or (last[1].chunk.path, last[1].chunk.page)
+                              == (subject.chunk.path, subject.chunk.page)):
             return chosen  # a note's section is read whole (its lead-ins completed): no place is taken there
         rest = [c for c in chosen if c is not last]
     else:
         rest = chosen
-    said = " ".join(" ".join(u.shown.split()) for _s, u in chosen)  # a quoted paragraph holds it
-    after = [k for k, u in enumerate(units)
-             if (u.chunk.path, u.chunk.page) == (subject.chunk.path, subject.chunk.page) and u.kind == "sentence"
-             and subject.line_end <= u.line_start <= subject.line_end + 1 and follows(u, subject)
-             and _DIGIT.search(u.text) and " ".join(u.text.split()) not in said]
-    if not after:
-        return chosen
-    k = min(after, key=lambda j: (units[j].line_start, units[j].hit.rank))
     return rest + [(overall.get(k, min(s for s, _u in chosen)), units[k])]
+
+
+MAX_PASSED = 3  # announcing sentences and labels walked past to the sentence that states the figure
+
+
+def _next_figure(subject: Unit, units: Sequence[Unit]) -> tuple[int, list[Unit]] | None:
+    """The sentence after ``subject`` that states a figure, and the sentences walked past to it:
+    the ones that only announce it (a chart's "IF your filing status is..." "THEN your standard
+    deduction is..." before its "Single $14,600 Married filing jointly 29,200 ...") and
+    letter-spaced labels ("T a b l e 1 0 - 1 ."), whose digits name the table and state no
+    figure. A sentence in the lines right after that states one is taken, as before; none when
+    the next says something else."""
+    at, passed = subject, []
+    for _step in range(MAX_PASSED + 1):
+        after = [k for k, u in enumerate(units)
+                 if (u.chunk.path, u.chunk.page) == (subject.chunk.path, subject.chunk.page) and u.kind == "sentence"
+                 and at.line_end <= u.line_start <= at.line_end + 1 and follows(u, at)]
+        after.sort(key=lambda j: (units[j].line_start, units[j].hit.rank))
+        stating = [k for k in after if _DIGIT.search(units[k].text) and not _label(units[k].text)]
+        if stating:
+            return stating[0], passed
+        at = units[after[0]] if after else None
+        if at is None or not (_label(at.text) or _ANNOUNCES.search(at.text)):
+            return None
+        passed.append(at)
+    return None
+
+
+# "IF your filing status is...", "THEN your standard deduction is...", "as follows:"
+_ANNOUNCES = re.compile(r"(?:\.\.\.|…|:)\s*$")
+_WORD = re.compile(r"[^\W\d_]{3,}")
+
+
+def _label(text: str) -> bool:
+    """A letter-spaced heading or a bare number: no word of three letters."""
+    return not _WORD.search(text)
 
 
 def follows(unit: Unit, subject: Unit) -> bool:

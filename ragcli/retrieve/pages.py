@@ -1,9 +1,7 @@
-"""More of a PDF page read for evidence: its table rows, and the chunk after a hit.
-
-A page's text is chunked in reading order, and a search finds the chunk that reads like the
-question; what answers it often stands in the page's next chunk. ``sections`` does the same for
-a Markdown note's sections.
-"""
+"""What a PDF page adds to the hits before their units are read: its table rows, which come
+after the page's text in a chunk a search rarely finds, and for a "why" question the chunk that
+follows a hit, where the cause often is (issue 20). Markdown sections are read whole already
+(``sections.with_sections``)."""
 
 from __future__ import annotations
 

@@ -8,6 +8,7 @@ Parts are found by general rules over the question's words, not by a parser:
 - alternatives to compare ("X or Y", "compare X and Y", "difference between X and Y",
   "X vs Y"): one part for each, the rest of the question shared.
 A part without content words of its own ("and why?") stays with the one before it.
+A part may ask a quality ("how hard should the water be"): ``asked_quality`` names it.
 """
 
 from __future__ import annotations
@@ -91,3 +92,18 @@ def _trim(phrase: str, left: bool) -> str:
             break
         keep.append(w)
     return " ".join(reversed(keep) if left else keep)
+
+
+# "how hard should the water be", "how wet is my dough": a quality, which an answer must name in
+# some words ("hydration", "dry"). Not a figure ("how long", words.asks_figure), nor a manner.
+_QUALITY = re.compile(r"\bhow\s+([a-z]{3,})\s+(?:is|are|was|were|should|must|does|do|did|can|could|will|"
+                      r"would|gets?|becomes?)\b", re.I)
+_MANNER = {"well", "come", "soon", "quickly", "exactly", "else", "far", "long", "much", "many", "often"}
+
+
+def asked_quality(part: str) -> str:
+    """The quality a part asks about ("hard" in "how hard should the water be"), or ""."""
+    m = _QUALITY.search(part)
+    if not m or asks_figure(part) or m.group(1).lower() in _MANNER or not query_terms(m.group(1)):
+        return ""
+    return m.group(1).lower()

@@ -48,8 +48,12 @@ def relevant(question: str, hits: Sequence[Hit], min_score: float = -1.0) -> boo
 
 
 # A name in a question: a capitalised word that does not open a sentence, an acronym, a
-# CamelCase or mixed word ("Zotero", "PyPI", "ColBERT", "X-Core"), or a quoted term.
-_NAME = re.compile(r"(?<![.?!]\s)(?<!^)(?<![\w'-])([A-Z][\w-]*[A-Za-z0-9])(?![\w'])|[\"“]([^\"”]{2,40})[\"”]")
+# CamelCase or mixed word ("Zotero", "PyPI", "ColBERT", "X-Core"), or a quoted term. Capitalised
+# words in a row are one name: notes that say "Google" and "calendar" apart do not name
+# "Google Calendar", and "Natural Questions" is the name the notes use whole.
+_CAPITAL = r"[A-Z][\w-]*[A-Za-z0-9]"
+_NAME = re.compile(rf"(?<![.?!]\s)(?<!^)(?<![\w'-])({_CAPITAL}(?:\s+{_CAPITAL})*)(?![\w'])"
+                   r"|[\"“]([^\"”]{2,40})[\"”]")
 _NOT_NAMES = frozenset({"I", "I'm", "I've", "OK"})
 
 

@@ -8,7 +8,8 @@ unit with that block, bounded in lines, because the lead-in alone answers nothin
 block's own items, rows and code stay quotable on their own too.
 
 Sentences are cut by ``words.split_sentences``, the one splitter the checks use as well.
-A PDF page's rows and next chunk are added to the hits in ``pages``.
+
+A PDF page's table rows and next chunk join the hits in ``pages``.
 """
 
 from __future__ import annotations
@@ -103,6 +104,12 @@ def split_units(hit: Hit) -> list[Unit]:
             joined = _lead_in_unit(lead, nxt, lines, hit, line_no, before)
             units[units.index(lead)] = joined
             led.add(i + 1)
+        elif lead is not None and chunk.page is not None and lead.text.rstrip().endswith(":"):
+            column = _figure_column(blocks, i + 1, lines)
+            if column:  # a PDF table's column, read as one bare figure a line
+                body = [" ".join(lines[b.start:b.end]).strip() for b in column]
+                units[units.index(lead)] = Unit(lead.text.rstrip() + "\n" + "\n".join(body), "block",
+                                                lead.line_start, line_no(column[-1].end - 1), hit)
     # Numbered steps are one procedure: quotable whole (within the block bounds) besides step by step.
     # So is a list that opens its section: its heading ("Parts list", "Steps") leads into it as a
     # sentence would, and "what do I need to buy" is answered by the list, not by one of its items.
@@ -123,7 +130,9 @@ def complete_lead_ins(quotes: Sequence[Quote], section_chunks: Callable[[str, st
     for quote in quotes:
         block = None
         if quote.kind not in ("block", "steps") and _LEAD_IN.search(quote.text):
-            block = _following_block(quote, section_chunks(quote.path, quote.heading))
+            # a PDF's lines count from 1 on every page: the block must follow on the quote's own page
+            block = _following_block(quote, [c for c in section_chunks(quote.path, quote.heading)
+                                             if c.page == quote.page])
         if block is None:
             out.append(quote)
         else:
@@ -320,6 +329,24 @@ def _row_text(cells: list[str], names: list[str]) -> str:
     if len(names) == len(cells) and all(names):
         return "; ".join(f"{n}: {c}" for n, c in zip(names, cells) if c)
     return " | ".join(cells)
+
+
+_BARE_FIGURE = re.compile(r"^[$€£(≥≤<>-]*\d[\d.,]*[%)*]*$")
+
+
+def _figure_column(blocks: list[_Block], first: int, lines: list[str]) -> list[_Block]:
+    """The run of paragraphs from ``blocks[first]`` on that are each one bare figure, when there
+    are at least two: a PDF table read column by column gives "Pre-Closing Trial Balance:"
+    and then its amounts a line each ("1010", "275", ..., "1,050"). Its lead-in announces them;
+    alone it answers nothing (issue 20)."""
+    run: list[_Block] = []
+    for block in blocks[first:first + MAX_BLOCK_LINES]:
+        text = " ".join(lines[block.start:block.end]).strip()
+        if block.kind != "paragraph" or not _BARE_FIGURE.match(text) \
+                or block.start > (run[-1].end if run else blocks[first - 1].end) + 1:
+            break
+        run.append(block)
+    return run if len(run) >= 2 else []
 
 
 def _says_little(lead: str) -> bool:
