@@ -116,7 +116,8 @@ def _gate_quotes(q: str, hits, searcher):
     from ragcli.retrieve.figures import quote_the_row
     from ragcli.retrieve.parts import question_parts
     from ragcli.retrieve.sections import with_matching_sections, with_sections
-    from ragcli.retrieve.units import complete_lead_ins, with_following, with_page_rows
+    from ragcli.retrieve.pages import with_following, with_page_rows
+    from ragcli.retrieve.units import complete_lead_ins
     from ragcli.words import asks_reason
 
     index = searcher.index

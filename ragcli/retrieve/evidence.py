@@ -26,6 +26,7 @@ from ..types import Hit, Quote
 from ..words import answer_type, asks_figure, asks_reason, gives_reason, holds_figure, query_terms
 from .following import with_next_figure
 from .sections import heading_text
+from .once import dedupe_contained, inside, said_once, says_more
 from .units import Unit, split_units
 
 _DIGIT = re.compile(r"\d")
@@ -56,6 +57,15 @@ W_SUBJECT = 0.3
 # 0.03); 0.1 costs multipart recall (0.899 -> 0.886). Like the other bonuses it picks among
 # units and never raises the score the "not covered" gate reads.
 W_HEADING = 0.03
+# A unit that holds none but the question's words (and its heading's) says nothing the question
+# did not: the list item "Obsidian Sync" for "Can I get a refund for Obsidian Sync?", the link
+# "Create a base" for "How do I create a base?". Its lead-in or its neighbours say the answer.
+W_ECHO = 0.1
+# ... and so is a sentence that gives one: a purpose then the step ("To create a callout, add
+# `[!info]` to ...", "To separate slides, enter `---` ...") or the means ("... foldable by adding a
+# plus"). The section's opening sentence ("Use callouts to include additional content without
+# breaking the flow of your notes") shares as many of the question's words and says what, not how.
+_INSTRUCTION = re.compile(r"(?:^|[.!?]\s+)to [a-z]+\b[^.,:;]{0,80},\s*\S|\bby [a-z-]+ing\b", re.I)
 _HOW = re.compile(r"\bhow (?:do|can|should|would|could) (?:i|you|we|one)\b|\bhow to\b|\bwhat(?:'s| is) the "
                   r"(?:syntax|command|shortcut|code)\b|\bstep by step\b|\bwalk (?:me|us) through\b|"
                   r"\bwhat (?:are|were) the steps\b|\bwhat do (?:i|we) need\b", re.I)
@@ -148,6 +158,7 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
         figure = W_FIGURE if asks_figure(ask) else 0.0
         kind = answer_type(ask)
         procedure = bool(_HOW.search(ask))
+        asked = query_terms(ask) | query_terms(question)
         out = []
         for pos, k in enumerate(order):
             base = (W_MEANING * float(np.dot(unit_vecs[pos], vec)) + W_WORDS * w[k]
@@ -158,12 +169,14 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
                 # a whole list answers "how do I" or "what do I need", not "what pressure": the item
                 # holding it does, so the list must beat its best item by more than a bonus
                 bonus = -W_PROCEDURE
-            if procedure and unit.kind in ("block", "code", "steps"):
+            if procedure and (unit.kind in ("block", "code", "steps") or _INSTRUCTION.search(unit.text)):
                 bonus += W_PROCEDURE
             if unit.kind != "block" and unit.text.rstrip().endswith(":"):
                 bonus -= W_PROCEDURE
             if (unit.chunk.title, unit.chunk.heading) == named:
                 bonus += W_HEADING
+            if unit.kind != "code" and not query_terms(unit.text) - asked - query_terms(heading_text(unit.chunk.title, unit.chunk.heading)):
+                bonus -= W_ECHO
             out.append((base + bonus, base, k))
         return sorted(out, key=lambda s: -s[0])
 
@@ -228,9 +241,14 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
             continue
         if any(_same_words(u, unit) for _s, u in chosen):
             continue  # the same sentence at other lines (two chunks of a page overlap): one place
+        if not says_more(unit, [u for _s, u in chosen]):
+            # shown already (the other sentence of a quoted paragraph), or in other words ("Maximum
+            # file size | 5 MB | 200 MB" beside "For the Standard plan the limit is 5 MB ..."): it
+            # would only be read twice, and takes no place
+            continue
         if kind_led and not holds_figure(unit.text, ask):
             continue
-        if unit.kind == "steps" and not _HOW.search(question) and any(_inside(u, unit) for _s, u in chosen):
+        if unit.kind == "steps" and not _HOW.search(question) and any(inside(u, unit) for _s, u in chosen):
             continue  # the item already quoted is the answer; its whole list would only add words
         per_chunk[unit.chunk.id] = per_chunk.get(unit.chunk.id, 0) + 1
         chosen.append((base, unit))
@@ -238,8 +256,8 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
         chosen.sort(key=lambda c: -c[0])
     if asks_reason(question):
         chosen = _with_reason(chosen, units, overall, limit)
-    kept = _dedupe_contained(chosen)
-    added = _dedupe_contained(with_next_figure(kept, units, overall, limit))
+    kept = said_once(dedupe_contained(chosen))
+    added = dedupe_contained(with_next_figure(kept, units, overall, limit))
     # the next sentence may turn out to be shown already (inside a quoted block): then it takes no place
     kept = _in_reading_order(added if len(added) >= len(kept) else kept)
     quotes = [_quote(n, score, unit) for n, (score, unit) in enumerate(kept, 1)]
@@ -301,32 +319,6 @@ def _part_query(part: str, question: str) -> str:
     return part if len(query_terms(part)) >= 2 else f"{part} ({question})"
 
 
-def _dedupe_contained(chosen: list[tuple[float, Unit]]) -> list[tuple[float, Unit]]:
-    """Say each thing once: a quote whose lines lie inside another chosen quote's (an item of a
-    list quoted with its lead-in, a sentence of a quoted paragraph), or whose words another
-    chosen quote already holds (a note embedded in another, both retrieved), is left to the
-    larger quote. Two quotes can each cover the other: a sentence cut at a chunk's end spans
-    more lines than the whole sentence of the next chunk, which holds its words. The one with
-    more words is kept then, not neither ("The AMT exemption amount is increased to $85,700
-    ($133,300 if married filing jointly ...)" was lost so)."""
-    shown = [(_span(u), " ".join(u.shown.lower().split()), s, u) for s, u in chosen]
-
-    def covers(j: int, i: int) -> bool:  # does quote j hold quote i?
-        (path, a, b), text = shown[i][:2]
-        (p, x, y), other = shown[j][:2]
-        inside = p == path and x <= a and b <= y and ((x, y) != (a, b) or len(other) > len(text))
-        if shown[i][3].kind == shown[j][3].kind == "sentence" and text not in other:
-            inside = False  # two sentences of a PDF line: lines are shared, words are not
-        return inside or (text in other and (len(other) > len(text) or j < i))
-
-    def left_to(j: int, i: int) -> bool:  # is quote i left to quote j?
-        mutual = covers(i, j) and (len(shown[i][1]), -i) > (len(shown[j][1]), -j)
-        return covers(j, i) and not mutual
-
-    return [(score, unit) for i, (_span_i, _text, score, unit) in enumerate(shown)
-            if not any(left_to(j, i) for j in range(len(shown)) if j != i)]
-
-
 def _same_words(a: Unit, b: Unit) -> bool:
     """Two units of one file that say the same words (a PDF page's chunks overlap, and the
     sentence they share can stand at other lines in each)."""
@@ -340,18 +332,6 @@ def _in_reading_order(kept: list[tuple[float, Unit]]) -> list[tuple[float, Unit]
     for _score, unit in kept:
         groups.setdefault((unit.chunk.path, unit.chunk.heading, unit.chunk.page), len(groups))
     return sorted(kept, key=lambda c: groups[(c[1].chunk.path, c[1].chunk.heading, c[1].chunk.page)])
-
-
-def _inside(small: Unit, big: Unit) -> bool:
-    (p, a, b), (q, x, y) = _span(small), _span(big)
-    return p == q and x <= a and b <= y
-
-
-def _span(unit: Unit) -> tuple[tuple[str, int | None], int, int]:
-    where = (unit.chunk.path, unit.chunk.page)  # a PDF's lines count from 1 on every page
-    if unit.passage is not None:
-        return where, unit.passage[1], unit.passage[2]
-    return where, unit.line_start, unit.line_end
 
 
 def _dedupe(units: list[Unit]) -> list[Unit]:

@@ -35,7 +35,7 @@ _STOPS = {"a", "an", "the", "my", "your", "of", "to", "in", "on", "for", "with",
 def question_parts(question: str) -> list[str]:
     """The parts the question asks, in its order; one part for a simple question."""
     text = " ".join(question.split())
-    clauses = [c.strip(" ,?") for c in _CLAUSE.split(text) if c and c.strip(" ,?")]
+    clauses = _with_scope([c.strip(" ,?") for c in _CLAUSE.split(text) if c and c.strip(" ,?")])
     parts: list[str] = []
     for clause in clauses:
         for part in _alternatives(clause):
@@ -45,6 +45,19 @@ def question_parts(question: str) -> list[str]:
                 parts.append(part)
     parts = [p for p in parts if query_terms(p) or asks_figure(p)] or [text]
     return parts[:MAX_PARTS]
+
+
+# A clause that opens with a preposition and asks nothing ("In a base, how do I work out a date
+# two weeks on?", "On my phone, can I ...") says where the question stands, not a thing it asks:
+# read alone, "In a base" was a part, and its quote took the place of the answer's.
+_SCOPE = re.compile(rf"^(?:in|on|inside|within|for|with|using|under|from|at|while)\b(?!.*\b(?:{_ASK})\b)", re.I)
+
+
+def _with_scope(clauses: list[str]) -> list[str]:
+    """The clauses without a leading scope clause: each part is read beside the whole question,
+    which holds it (prefixed to each part, "In clipper templates" drew both parts' quotes to the
+    templates note's opening sentence)."""
+    return clauses[1:] if len(clauses) > 1 and _SCOPE.match(clauses[0]) else clauses
 
 
 def _asks_more(part: str, before: str) -> bool:

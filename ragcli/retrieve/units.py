@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from markdown_it import MarkdownIt
 
 from ..types import Chunk, Hit, Quote
-from ..words import split_sentences
+from ..words import query_terms, split_sentences
 
 MIN_UNIT_CHARS = 12
 MAX_UNIT_CHARS = 600
@@ -35,6 +35,7 @@ WHOLE_CODE_LINES = 12  # a code block up to this long is one unit; a longer one,
 _md = MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"], ignoreInvalid=True)
 _CALLOUT = re.compile(r"^\[![\w-]+\][+-]?\s*")
 _ITEM_MARK = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?")
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 _PIPE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 _QUOTE_MARK = re.compile(r"^\s*(?:>\s?)+")
 # A sentence that announces what follows: it ends in a colon, or says "as follows" and the like.
@@ -99,7 +100,8 @@ def split_units(hit: Hit) -> list[Unit]:
         lead = block.units[-1] if block.kind == "paragraph" and block.units else None
         if lead is not None and nxt is not None and nxt.kind in ("list", "code", "table") \
                 and nxt.start <= block.end + 1 and _LEAD_IN.search(lead.text):
-            joined = _lead_in_unit(lead, nxt, lines, hit, line_no)
+            before = block.units[-2] if len(block.units) > 1 and _says_little(lead.text) else None
+            joined = _lead_in_unit(lead, nxt, lines, hit, line_no, before)
             units[units.index(lead)] = joined
             led.add(i + 1)
         elif lead is not None and chunk.page is not None and lead.text.rstrip().endswith(":"):
@@ -239,12 +241,33 @@ def _paragraph(content: str, start: int, end: int, hit: Hit, line_no) -> list[Un
     # the answer often takes the next sentence too ("... foldable by adding a +. A plus expands it").
     passage = (joined, line_no(start), line_no(end - 1)) \
         if len(pieces) > 1 and len(joined) <= MAX_PASSAGE_CHARS and not INSTRUCTION.search(joined) else None
+    examples = _examples(pieces) if passage is None else {}
     units = []
-    for text, begin, finish in pieces:
+    for i, (text, begin, finish) in enumerate(pieces):
         kind = "sentence" if end - start > 1 or begin > 0 or finish < len(joined) else "line"
+        shown = passage
+        if i in examples:  # a sentence and the example after it, quoted together
+            first, last = examples[i]
+            shown = (joined[pieces[first][1]:pieces[last][2]].strip(), line_at(pieces[first][1]),
+                     line_at(max(pieces[first][1], pieces[last][2] - 1)))
         units.append(Unit(text[:MAX_UNIT_CHARS], kind, line_at(begin), line_at(max(begin, finish - 1)), hit,
-                          passage=passage))
+                          passage=shown))
     return units
+
+
+_EXAMPLE = re.compile(r"^(?:for (?:example|instance)\b|e\.g\.)", re.I)
+
+
+def _examples(pieces: list[tuple[str, int, int]]) -> dict[int, tuple[int, int]]:
+    """A sentence followed by one that gives an example ("For example: `[[2023-01-01#^37066d]]`."),
+    each mapped to (its first, its last) sentence: the example is the syntax the sentence
+    describes, and alone it says nothing of what it is an example of. Both are scored as they
+    are (an example's code reads like no question) and quoted together."""
+    pairs = {}
+    for i in range(1, len(pieces)):
+        if _EXAMPLE.match(pieces[i][0]):
+            pairs[i - 1] = pairs[i] = (i - 1, i)
+    return pairs
 
 
 def _sentences(text: str, kind: str, start: int, end: int, hit: Hit) -> list[Unit]:
@@ -326,10 +349,21 @@ def _figure_column(blocks: list[_Block], first: int, lines: list[str]) -> list[_
     return run if len(run) >= 2 else []
 
 
-def _lead_in_unit(lead: Unit, block: _Block, lines: list[str], hit: Hit, line_no) -> Unit:
-    """The lead-in sentence with the block it introduces, up to MAX_BLOCK_LINES lines."""
+def _says_little(lead: str) -> bool:
+    """A lead-in that names neither a task nor a subject: "Here's an example:", "Settings I use:"
+    (not "To embed a note:", which names its task)."""
+    return len(query_terms(lead)) <= 2 and not lead.lstrip().lower().startswith("to ")
+
+
+def _lead_in_unit(lead: Unit, block: _Block, lines: list[str], hit: Hit, line_no, before: Unit | None = None) -> Unit:
+    """The lead-in sentence with the block it introduces, up to MAX_BLOCK_LINES lines. A lead-in
+    of two content words or fewer takes the sentence before it along: "Here's an example:" says
+    nothing of what the table it introduces is for, "You can create tables using vertical bars
+    ..." before it does; "Settings I use:" names no grinder, "The Comandante C40 has ..." does."""
     body, last = _block_lines(block, lines)
-    return Unit(lead.text.rstrip() + "\n" + "\n".join(body), "block", lead.line_start, line_no(last), hit)
+    text, first = (f"{before.text.rstrip()} {lead.text.strip()}", before.line_start) if before is not None \
+        else (lead.text, lead.line_start)
+    return Unit(text.rstrip() + "\n" + "\n".join(body), "block", first, line_no(last), hit)
 
 
 def _block_lines(block: _Block, lines: list[str]) -> tuple[list[str], int]:
@@ -337,9 +371,16 @@ def _block_lines(block: _Block, lines: list[str]) -> tuple[list[str], int]:
     up to MAX_BLOCK_LINES lines and MAX_BLOCK_CHARS, and the index of its last line kept."""
     body, size = [], 0
     last = block.start
+    fence = ""  # the open fence: a shorter one inside it is the code's own text (a code sample of a code block)
     for k in range(block.start, min(block.end, len(lines))):
         line = lines[k].rstrip()
-        if line.lstrip().startswith(("```", "~~~")):
+        mark = _FENCE.match(line)
+        if mark and not fence:
+            fence = mark.group(1)
+            continue
+        if mark and fence and mark.group(1)[0] == fence[0] and len(mark.group(1)) >= len(fence) \
+                and line.strip() == mark.group(1):
+            fence = ""
             continue
         if len(body) >= MAX_BLOCK_LINES or size + len(line) > MAX_BLOCK_CHARS:
             break

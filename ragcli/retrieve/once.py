@@ -1,0 +1,81 @@
+"""Say each thing once: of the quotes chosen, those another quote already shows are left out.
+
+A quote can stand inside another (an item of a list quoted with its lead-in, a sentence of a
+quoted paragraph), repeat another's words (a note embedded in another, both retrieved), or say
+what another says in other words (a table row beside the sentence that gives its figures).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ..words import query_terms
+from .units import Unit
+
+_FIGURE = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def dedupe_contained(chosen: list[tuple[float, Unit]]) -> list[tuple[float, Unit]]:
+    """Say each thing once: a quote whose lines lie inside another chosen quote's (an item of a
+    list quoted with its lead-in, a sentence of a quoted paragraph), or whose words another
+    chosen quote already holds (a note embedded in another, both retrieved), is left to the
+    larger quote. Two quotes can each cover the other: a sentence cut at a chunk's end spans
+    more lines than the whole sentence of the next chunk, which holds its words. The one with
+    more words is kept then, not neither ("The AMT exemption amount is increased to $85,700
+    ($133,300 if married filing jointly ...)" was lost so)."""
+    shown = [(_span(u), " ".join(u.shown.lower().split()), s, u) for s, u in chosen]
+
+    def covers(j: int, i: int) -> bool:  # does quote j hold quote i?
+        (path, a, b), text = shown[i][:2]
+        (p, x, y), other = shown[j][:2]
+        inside = p == path and x <= a and b <= y and ((x, y) != (a, b) or len(other) > len(text))
+        if shown[i][3].kind == shown[j][3].kind == "sentence" and text not in other:
+            inside = False  # two sentences of a PDF line: lines are shared, words are not
+        return inside or (text in other and (len(other) > len(text) or j < i))
+
+    def left_to(j: int, i: int) -> bool:  # is quote i left to quote j?
+        mutual = covers(i, j) and (len(shown[i][1]), -i) > (len(shown[j][1]), -j)
+        return covers(j, i) and not mutual
+
+    return [(score, unit) for i, (_span_i, _text, score, unit) in enumerate(shown)
+            if not any(left_to(j, i) for j in range(len(shown)) if j != i)]
+
+
+def said_once(chosen: list[tuple[float, Unit]]) -> list[tuple[float, Unit]]:
+    """The quotes less those whose every word and figure the others hold, the weakest let go
+    first: a part's quote "Maximum file size | 5 MB | 200 MB" beside the FAQ sentence "For the
+    Standard plan the limit is 5 MB. For the Plus plan ... 200 MB per file" says it twice."""
+    kept = list(chosen)
+    for item in sorted(chosen, key=lambda c: c[0]):
+        others = [u for c in kept if c is not item for _s, u in [c]]
+        if others and not says_more(item[1], others):
+            kept.remove(item)
+    return kept
+
+
+def says_more(unit: Unit, shown: Sequence[Unit]) -> bool:
+    """Does the unit hold a content word or a figure that none of the units shown holds? Code
+    is read character by character: two nginx blocks that differ in `/;` against
+    `$request_uri;` are two answers, though one's words are all in the other."""
+    if unit.kind in ("code", "block"):
+        text = " ".join(unit.shown.split())
+        return not any(text in " ".join(u.shown.split()) for u in shown)
+    said = set().union(*(_words(u.shown) for u in shown)) if shown else set()
+    return bool(_words(unit.shown) - said)
+
+
+def _words(text: str) -> set[str]:
+    return query_terms(text) | set(_FIGURE.findall(text))
+
+
+def inside(small: Unit, big: Unit) -> bool:
+    (p, a, b), (q, x, y) = _span(small), _span(big)
+    return p == q and x <= a and b <= y
+
+
+def _span(unit: Unit) -> tuple[tuple[str, int | None], int, int]:
+    where = (unit.chunk.path, unit.chunk.page)  # a PDF's lines count from 1 on every page
+    if unit.passage is not None:
+        return where, unit.passage[1], unit.passage[2]
+    return where, unit.line_start, unit.line_end

@@ -1,0 +1,132 @@
+"""What a quote must carry to answer (issue 19, items 1-3): the whole procedure a how-to
+question asks for, the lead-in with the block it introduces, the sentence that gives the step
+rather than the one that restates the question.
+
+Units from real Markdown, scored by the real embedding model over the example vault's index.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from ragcli.config import load_config
+from ragcli.retrieve import Searcher
+from ragcli.retrieve.evidence import select_quotes, split_units
+from ragcli.retrieve.parts import question_parts
+from ragcli.types import Chunk, Hit
+
+
+@pytest.fixture
+def searcher(example_vault_env, monkeypatch):
+    for key, value in example_vault_env.items():
+        monkeypatch.setenv(key, value)
+    searcher = Searcher(load_config())
+    yield searcher
+    searcher.close()
+
+
+def _idf(searcher):
+    def idf(terms: list[str]) -> dict[str, float]:
+        return dict(zip(terms, searcher.index.keyword_idf([f'"{t}"' for t in terms])))
+    return idf
+
+
+def _best(searcher, question: str, *chunks: Chunk):
+    hits = [Hit(c, 1.0 - i / 10, i + 1) for i, c in enumerate(chunks)]
+    return select_quotes(question, hits, searcher.embed_passages, _idf(searcher), max_quotes=1)[0]
+
+
+def test_a_leading_scope_is_no_part_of_its_own():
+    """"In a base, ..." says where the question stands: read as a part, its quote took the place
+    of the answer's. The parts after it are read beside the whole question, which holds it."""
+    assert len(question_parts("In a base, how do I work out a date two weeks after a project's start?")) == 1
+    assert question_parts("In clipper templates, which operator checks that two values differ, and how do I "
+                          "loop over a list of authors?") == [
+        "which operator checks that two values differ", "how do I loop over a list of authors"]
+    # a clause that asks something is a part, whatever it opens with
+    assert len(question_parts("When do I feed my starter before baking, and which brand of flour do I buy?")) == 2
+
+
+def test_a_how_to_question_is_answered_by_the_sentence_that_gives_the_step(searcher):
+    """The section's opening sentence shares as many of the question's words, and says what a
+    callout is for; "To create a callout, add ..." says how."""
+    text = ("Use callouts to include additional content without breaking the flow of your notes.\n\n"
+            "To create a callout, add `[!info]` to the first line of a blockquote, where `info` is the "
+            "type identifier.\n\n"
+            "Unless you customize callouts, any unsupported type defaults to the `note` type.")
+    chunk = Chunk("c", "/v/Callouts.md", "Callouts", "Callouts", text, 10, 14)
+    best = _best(searcher, "How do I create a callout in a note?", chunk)
+    assert best.text.startswith("To create a callout, add `[!info]`")
+
+
+def test_a_unit_that_only_repeats_the_question_is_not_the_answer(searcher):
+    """The list item "Obsidian Sync" holds nothing the question does not: the lead-in with its
+    list says the refund's terms."""
+    text = ("We offer full refunds within 7 days of purchase with no questions asked for the following "
+            "services:\n\n- Obsidian Publish\n- Obsidian Sync\n")
+    chunk = Chunk("c", "/v/Refund policy.md", "Refund policy", "Refund policy", text, 10, 13)
+    best = _best(searcher, "Can I get a refund for Obsidian Sync?", chunk)
+    assert "7 days" in best.text and "Obsidian Sync" in best.text
+
+
+def test_a_short_paragraph_leads_into_its_block_whole():
+    """"Here's an example:" alone does not say what the table is for; its paragraph does."""
+    text = ("You can create tables using vertical bars (`|`) to separate columns and hyphens (`-`) to "
+            "define headers. Here's an example:\n\n```md\n| First name | Last name |\n| --- | --- |\n"
+            "| Max | Planck |\n```\n")
+    units = split_units(Hit(Chunk("c", "/v/n.md", "N", "N > Tables", text, 10, 17), 1.0, 1))
+    block = next(u for u in units if u.kind == "block")
+    assert block.text.startswith("You can create tables using vertical bars")
+    assert block.text.endswith("| Max | Planck |") and (block.line_start, block.line_end) == (10, 15)
+
+
+def test_a_code_sample_of_a_code_block_keeps_its_inner_fences():
+    """The example of nesting code blocks is its inner fences: a lead-in quoted with it keeps them."""
+    text = ("To nest code blocks, use four or more backticks for the outer block:\n"
+            "`````md\n````md\n```js\nconsole.log(\"Hello world\")\n```\n````\n`````\n")
+    units = split_units(Hit(Chunk("c", "/v/n.md", "N", "N > Nesting code blocks", text, 1, 8), 1.0, 1))
+    block = next(u for u in units if u.kind == "block")
+    assert block.text.split("\n")[1:] == ["````md", "```js", "console.log(\"Hello world\")", "```", "````"]
+
+
+def test_an_example_is_read_with_the_sentence_it_illustrates():
+    """"For example: `[[2023-01-01#^37066d]]`." alone does not say what it is an example of; the
+    sentence before it does not show the syntax. Each is scored alone and quoted with the other."""
+    text = ("A block is a unit of text in your note, such as a paragraph or a list item.\n\n"
+            "You can link to a block by adding `#^` at the end of your link destination, followed by a unique "
+            "block identifier. For example: `[[2023-01-01#^37066d]]`. Fortunately, you don't need to find the "
+            "identifier by hand: when you type the caret, a list of suggestions appears, and you pick the block.")
+    units = split_units(Hit(Chunk("c", "/v/n.md", "N", "N > Link to a block", text, 1, 3), 1.0, 1))
+    link = next(u for u in units if "#^" in u.text)
+    example = next(u for u in units if u.text.startswith("For example"))
+    assert link.shown == example.shown == link.text + " " + example.text
+    assert link.shown.endswith("For example: `[[2023-01-01#^37066d]]`.") and link.passage[1:] == (3, 3)
+
+
+def test_a_quote_whose_words_another_quote_holds_is_said_once():
+    """The plan table's row says what the FAQ's sentence says, in fewer words: shown beside it,
+    it is read twice. The row of storage says something new, and stays."""
+    from ragcli.retrieve.once import said_once
+
+    faq = Chunk("a", "/v/FAQ.md", "FAQ", "FAQ > How large can each file be?",
+                "The maximum file size depends on your plan. For the Standard plan the limit is 5 MB. "
+                "For the Plus plan the limit is 200 MB per file.", 51, 51)
+    plans = Chunk("b", "/v/Plans.md", "Plans", "Plans", "| | Standard | Plus |\n|---|---|---|\n"
+                  "| Maximum file size | 5 MB | 200 MB |\n| Total storage | 1 GB | 10 GB |\n", 19, 22)
+    sentence = next(u for u in split_units(Hit(faq, 1.0, 1)) if "Standard" in u.text)
+    size, storage = split_units(Hit(plans, 0.9, 2))
+    kept = said_once([(0.71, sentence), (0.66, size), (0.6, storage)])
+    assert [u for _s, u in kept] == [sentence, storage]
+
+
+def test_code_that_differs_from_other_code_is_not_said_twice():
+    """Two nginx blocks whose words are the same but for `$request_uri`: both answers stand."""
+    from ragcli.retrieve.once import said_once
+
+    text = ("```nginx\nlocation /my-notes {\n  proxy_pass https://publish.obsidian.md/serve?url=mysite.com/my-notes/;\n"
+            "}\n```\n\nOr, to keep the path:\n\n```nginx\nlocation /my-notes {\n  proxy_pass "
+            "https://publish.obsidian.md/serve?url=mysite.com/my-notes$request_uri;\n}\n```\n")
+    units = split_units(Hit(Chunk("c", "/v/n.md", "N", "N > NGINX", text, 70, 83), 1.0, 1))
+    plain = next(u for u in units if u.kind == "code" and "my-notes/;" in u.text)
+    kept_path = next(u for u in units if u.kind == "block")
+    assert len(said_once([(0.67, plain), (0.66, kept_path)])) == 2
