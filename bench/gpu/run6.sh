@@ -22,7 +22,7 @@ stamp "rag index, 1,000 MDN notes: before (base), after"
 (cd .gpu/c4/base && PYTHONPATH=$R/.gpu/c4/base timeout 120 $PY bench/bench_gpu.py --notes 1000 --skip embed query 2>&1 | grep -v "$F" | tail -3) | tee $OUT/index_base.txt
 timeout 120 $PY bench/bench_gpu.py --notes 1000 --skip embed query 2>&1 | grep -v "$F" | tee $OUT/index_new.txt | tail -4
 stamp "tests that load llama.cpp, on the CUDA build"
-(unset RAG_LLM_MODEL RAG_MODELS_DIR; RAG_TEST_MODELS_FROM=$G/models timeout 200 $PY -m pytest -v -p no:cacheprovider \
+(unset RAG_LLM_MODEL RAG_MODELS_DIR; PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 RAG_TEST_MODELS_FROM=$G/models timeout 200 $PY -m pytest -v -p no:cacheprovider \
   tests/test_gpu_path.py tests/test_embed.py tests/test_generate.py tests/test_pool.py tests/test_answer.py \
   tests/test_ask_cli.py > $OUT/tests.txt 2>&1; echo "pytest rc $?" >> $OUT/tests.txt)
 echo "passed $(grep -c ' PASSED' $OUT/tests.txt), skipped $(grep -c ' SKIPPED' $OUT/tests.txt)"; grep -E " FAILED| ERROR|Segmentation|rc 139|core dumped" $OUT/tests.txt | head -12; tail -3 $OUT/tests.txt
