@@ -620,6 +620,20 @@ def test_a_sentence_that_restates_its_quote_is_not_shown():
     assert adds_to_quotes(off_topic, "What pressure is the regulator set to?", quotes).reason
 
 
+def test_a_sentence_copied_from_its_quote_is_not_shown_even_with_a_figure():
+    # SmolLM2 on "How many clicks for espresso on my grinder?": the quote's first sentence, word for
+    # word, holds a figure (not the one asked) and was shown as the answer above the quote
+    from ragcli.generate.check import adds_to_quotes
+
+    quotes = {1: "Grinders > Comandante C40\nHand grinder with 30 micron steps per click. Settings I use:\n"
+                 "| Brew | Clicks |\n|---|---|\n| Espresso | 8 |"}
+    question = "How many clicks for espresso on my grinder?"
+    copied = check_sentence("Hand grinder with 30 micron steps per click [1].", quotes, question)
+    assert copied.ok and adds_to_quotes(copied, question, quotes).reason == "restates its quote"
+    lifted = check_sentence("Espresso takes 8 clicks [1].", {1: "Espresso takes 8 clicks on the grinder."}, question)
+    assert lifted.ok and adds_to_quotes(lifted, question, {1: "Espresso takes 8 clicks on the grinder."}).ok
+
+
 def test_mangled_code_fails_its_check():
     quote = {1: "Make a callout foldable by adding a plus (`+`) or minus (`-`) after the type identifier."}
     verdict = check_sentence("Make it foldable by adding a plus (`+`) or minus() after the type identifier [1].", quote)

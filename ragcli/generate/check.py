@@ -15,10 +15,10 @@ paraphrasing the right note into a wrong number therefore never reaches the user
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from ..words import asks_figure, query_terms
+from ..words import asks_figure, query_terms, split_sentences
 
 MIN_SUPPORT = 0.6  # share of a sentence's content words found in its evidence
 # When to stop reading the model: the prompt asks for a few short sentences, and a small model
@@ -285,6 +285,11 @@ def adds_to_quotes(verdict: Verdict, question: str, quotes: dict[int, str]) -> V
     no, the figure the question asks for lifted out, or a combination of two quotes. One that
     restates a quote makes the reader read it twice; one that shares nothing with the question
     does not answer it."""
+    if _copied(verdict.text, [quotes[n] for n in verdict.cited if n in quotes]):
+        # a sentence of the quote above it, word for word: even with a figure it is read twice
+        # (and may not be the one asked: "Hand grinder with 30 micron steps per click" for clicks)
+        return Verdict(verdict.sentence, verdict.text, verdict.cited, False, "restates its quote", [],
+                       verdict.support)
     facts = facts_of(verdict.text)
     figure = asks_figure(question) and any(_NUMBER.search(f) for f in facts)
     direct = _YES_NO.search(question) and _DIRECT.search(verdict.text)
@@ -296,3 +301,11 @@ def adds_to_quotes(verdict: Verdict, question: str, quotes: dict[int, str]) -> V
         return verdict
     reason = "restates its quote" if on_topic else "does not answer the question"
     return Verdict(verdict.sentence, verdict.text, verdict.cited, False, reason, [], verdict.support)
+
+
+def _copied(text: str, quotes: Sequence[str]) -> bool:
+    """Is the sentence one of a quote's own sentences, word for word? (A clause lifted out of
+    a longer sentence, "Espresso takes 8 clicks", is not: it says the asked part plainly.)"""
+    said = _norm(text).rstrip(".!? ")
+    return bool(said) and any(said == _norm(s).rstrip(".!? ") for q in quotes
+                              for line in q.splitlines() for s in split_sentences(line))
