@@ -634,6 +634,21 @@ def test_a_sentence_copied_from_its_quote_is_not_shown_even_with_a_figure():
     assert lifted.ok and adds_to_quotes(lifted, question, {1: "Espresso takes 8 clicks on the grinder."}).ok
 
 
+def test_an_amount_spelled_out_is_a_fact_of_its_quote():
+    # SmolLM2 on "How long does Obsidian Sync keep the version history of my notes?" (oh-42): the
+    # attachments' "two weeks" (quote 2) said of the Standard plan's notes, citing quote 3
+    quotes = {1: "Older versions of attachments are stored for two weeks.",
+              2: "On the Standard plan, notes are retained for 1 month, while on the Plus plan, they are kept "
+                 "for 12 months."}
+    question = "How long does Obsidian Sync keep the version history of my notes?"
+    mixed = check_sentence("The notes are retained for 1 month, while on the Standard plan they're kept for two "
+                           "weeks [2].", quotes, question)
+    assert not mixed.ok and "2 weeks" in mixed.missing
+    assert check_sentence("Older versions of attachments are kept for 2 weeks [1].", quotes, question).ok
+    assert check_sentence("Attachments are kept for two weeks [1].", quotes, question).ok
+    assert not check_sentence("Attachments are kept for three weeks [1].", quotes, question).ok
+
+
 def test_mangled_code_fails_its_check():
     quote = {1: "Make a callout foldable by adding a plus (`+`) or minus (`-`) after the type identifier."}
     verdict = check_sentence("Make it foldable by adding a plus (`+`) or minus() after the type identifier [1].", quote)

@@ -69,9 +69,22 @@ class Verdict:
                 "missing": self.missing, "support": round(self.support, 3)}
 
 
+_NUMBER_WORDS = {w: str(i) for i, w in enumerate("zero one two three four five six seven eight nine ten eleven "
+                                                   "twelve".split())} | {"fifteen": "15", "twenty": "20",
+                                                                         "thirty": "30", "sixty": "60"}
+# an amount spelled out: "two weeks" is as much a fact as "2 weeks" (and the same one)
+_SPELLED = re.compile(r"\b(" + "|".join(_NUMBER_WORDS) + r")(?=\s+(?:" + "|".join(_LONG_UNITS) + r")\b)", re.I)
+
+
+def _digits(text: str) -> str:
+    return _SPELLED.sub(lambda m: _NUMBER_WORDS[m.group(1).lower()], text)
+
+
 def facts_of(sentence: str) -> list[str]:
-    """What a sentence states as fact and must be found verbatim in its evidence."""
-    text = CITATION.sub("", sentence)
+    """What a sentence states as fact and must be found verbatim in its evidence. An amount
+    spelled out counts as its figure: "kept for two weeks" cites a quote that says so, not one
+    that says "1 month" beside another that says "two weeks"."""
+    text = _digits(CITATION.sub("", sentence))
     found: list[str] = []
     for pattern in (_URL, _DATE):
         found += pattern.findall(text)
@@ -97,7 +110,7 @@ def _norm(text: str) -> str:
 def fact_in(fact: str, evidence: str) -> bool:
     """Is ``fact`` in the evidence? Numbers must match as numbers (1.5 is not in 1.7 or 15),
     with the unit beside them when the sentence gives one."""
-    ev = _norm(evidence)
+    ev = _norm(_digits(evidence))
     f = _norm(fact)
     time = _TIME.fullmatch(f)
     if time:
