@@ -150,6 +150,9 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
     named = _closest_section(sections, heading_vecs, q)
 
     has_figure = [bool(_DIGIT.search(units[k].text)) for k in order]
+    # each unit's words beyond its heading's, stemmed once for every part scored below
+    beyond_heading = [query_terms(units[k].text) - query_terms(heading_text(units[k].chunk.title, units[k].chunk.heading))
+                      for k in order]
 
     def scores(vec, w, ask: str, named=named) -> list[tuple[float, float, int]]:
         """(rank, score, unit) best first: the score says how well a unit answers (the "not
@@ -175,7 +178,7 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
                 bonus -= W_PROCEDURE
             if (unit.chunk.title, unit.chunk.heading) == named:
                 bonus += W_HEADING
-            if unit.kind != "code" and not query_terms(unit.text) - asked - query_terms(heading_text(unit.chunk.title, unit.chunk.heading)):
+            if unit.kind != "code" and not beyond_heading[pos] - asked:
                 bonus -= W_ECHO
             out.append((base + bonus, base, k))
         return sorted(out, key=lambda s: -s[0])
