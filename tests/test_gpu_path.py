@@ -95,6 +95,48 @@ def test_the_python_api_loads_llama_cpp_before_any_other_native_library(tmp_path
     assert result["mapped_before_llama"] == [], "native libraries loaded before libllama"
 
 
+# pytest imports the plugins installed beside it before any conftest; the lent H200's image
+# had some that import numpy, and its run of this suite died in its 4th test.
+PLUGIN_SITE = HOOK + r"""
+import atexit, os
+def _write():
+    report["numpy_loaded"] = "numpy" in sys.modules
+    with open(os.environ["RAG_ORDER_REPORT"], "w") as out:
+        json.dump(report, out)
+atexit.register(_write)
+"""
+
+
+@linux_only
+def test_pytest_loads_llama_cpp_before_an_installed_plugin_imports_numpy(tmp_path):
+    import os
+    import subprocess
+
+    from helpers import ROOT
+
+    site = tmp_path / "site"
+    info = site / "numpy_plugin-0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: numpy-plugin\nVersion: 0\n")
+    (info / "entry_points.txt").write_text("[pytest11]\nnumpy_plugin = numpy_plugin\n")
+    (site / "numpy_plugin.py").write_text("import numpy\n")
+    (site / "sitecustomize.py").write_text(PLUGIN_SITE)
+    tests = tmp_path / "suite"
+    tests.mkdir()
+    (tests / "test_one.py").write_text("def test_one():\n    pass\n")
+    report = tmp_path / "order.json"
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_DISABLE_PLUGIN_AUTOLOAD"}
+    env.update(PYTHONPATH=f"{site}{os.pathsep}{ROOT}", RAG_ORDER_REPORT=str(report))
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           "-c", str(ROOT / "pyproject.toml"), "--rootdir", str(tmp_path), str(tests)],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    result = json.loads(report.read_text())
+    assert result["numpy_loaded"], "the plugin that imports numpy was not loaded"
+    assert result["mapped_before_llama"] is not None, "numpy was loaded and libllama never was"
+    assert result["mapped_before_llama"] == [], f"loaded before libllama: {result['mapped_before_llama']}"
+
+
 def test_flash_attention_is_on_for_the_cpu_and_llama_cpp_s_choice_on_a_gpu():
     assert flash_attention(on_gpu=False) == FLASH_ON
     assert flash_attention(on_gpu=True) == FLASH_AUTO
