@@ -108,7 +108,10 @@ _DURATION = re.compile(rf"\b{_NUM}\s*(?:(?:-|–|to|or)\s*{_NUM}\s*)?(?:secs?|se
 _TEMPERATURE = re.compile(r"\d\s*°|\d\s*degrees?\b", re.I)
 _WHEN = re.compile(r"\b\d{1,2}:\d{2}\b|\b\d{4}-\d{2}-\d{2}\b|\b(?:1[89]|20)\d{2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|"
                    r"aug|sep|oct|nov|dec)[a-z]*\b|\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|\b(?:morning|evening|"
-                   r"night|noon|midnight|daily|weekly|monthly)\b", re.I)
+                   r"night|noon|midnight|daily|weekly|monthly)\b|"
+                   # a release is a time for software: "dropped in Obsidian 1.9", "since v1.4", "as of `1.9.3`"
+                   r"\b(?:(?:versions?|since|as of|until|starting in)(?:\s+(?-i:[A-Z])[\w-]*)?|in\s+(?-i:[A-Z])[\w-]*)"
+                   r"\s*`?v?\d+\.\d+(?:\.\d+)?\b", re.I)
 # A price: an amount in a currency, or free. "How much is it per month" is not answered by "1 GB".
 _PRICE = re.compile(r"[$€£¥₹]\s*\d|\d\s*(?:usd|eur|gbp|dollars?|euros?|pounds?|cents?)\b|\bfree\b|"
                     r"\bno (?:extra )?(?:cost|charge)\b", re.I)

@@ -597,6 +597,18 @@ def test_a_price_is_answered_by_a_price_only(example_vault_env, monkeypatch, cap
     assert result["missing_parts"] == ["how much did the timer cost"], result["missing_parts"]
 
 
+def test_a_release_answers_when():
+    """"When is support for them dropped?" is answered by "dropped in Obsidian 1.9": a release
+    is a time for software. A measure with a decimal point is not one."""
+    from ragcli.words import holds_figure
+
+    asks = "Which properties were deprecated and when is support for them dropped?"
+    assert holds_figure("Support for them as default properties is dropped in Obsidian 1.9.", asks)
+    assert holds_figure("As of Obsidian `1.9.3`, the Format converter can convert them.", asks)
+    assert holds_figure("It works since v1.4.", asks)
+    assert not holds_figure("Use the 1.9 mm nozzle, in 2.5 seconds.", asks)
+
+
 def test_a_question_about_a_name_no_note_holds_is_not_covered(example_vault_env, monkeypatch, capsys):
     _use(monkeypatch, example_vault_env)
     result = _ask(capsys, "How do I sync my coffee notes with Zotero?")

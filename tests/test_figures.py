@@ -222,3 +222,28 @@ def test_an_acronym_in_the_label_is_the_words_the_question_spells_out() -> None:
     rows = [Hit(page, 1.0, 1)]
     shown = quote_the_row(asks, [_quote(1, "OPM extended insurance benefits to employees of certain tribes.")], rows)
     assert any("FY 2016 Results: 90" in q.text for q in shown), [q.text for q in shown]
+
+
+CLICKS = ("Hand grinder with 30 micron steps per click. Settings I use:\n| Brew        | Clicks |\n"
+          "|-------------|--------|\n| Espresso    | 8      |\n| Pour over   | 18     |\n| French press| 30     |")
+
+
+def test_a_markdown_table_gives_its_cell_under_the_column_header() -> None:
+    quote = Quote(1, CLICKS, "block", "/v/Coffee/Grinders.md", "Grinders", "Grinders > Comandante C40", 5, 11,
+                  None, 0.6)
+    figure = direct_figure("How many clicks on the Comandante do I use for espresso?", [quote])
+    assert figure is not None and (figure.value, figure.label, figure.header) == ("8", "Espresso", "Clicks")
+    assert figure.sentence() == "8 — Espresso, Clicks [1]."
+    press = direct_figure("How many clicks for a French press?", [quote])
+    assert press is not None and press.value == "30"
+    assert direct_figure("How many clicks do I use?", [quote]) is None  # no row named: a guess
+
+
+def test_the_clicks_for_espresso_come_first_from_the_notes_table(example_vault_env) -> None:
+    from helpers import rag
+
+    shown = rag("ask", "--quotes", "How many clicks for espresso on my grinder, and how long should the shot take?",
+                env={**example_vault_env, "RAG_DAEMON": "off"}, text=True)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.startswith("8 — Espresso, Clicks [1]."), shown.stdout[:300]
+    assert "in 25 to 30 seconds" in shown.stdout  # the second part, quoted

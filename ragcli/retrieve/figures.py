@@ -87,8 +87,8 @@ def direct_figure(question: str, quotes: Sequence[Quote],
     found: list[Figure] = []
     for quote in quotes:
         around = query_terms(_PERIOD.sub(" ", f"{quote.title} {quote.heading}"))
-        for line in quote.text.splitlines():
-            match = _ROW.match(line.strip().removeprefix(ROW.strip()).strip())
+        for line in _row_lines(quote.text):
+            match = _ROW.match(line)
             if match:
                 cells = _cells(match["label"], match["cells"], quote.n, asked, periods, weights, around, question)
                 found += [f for f in cells if not (counts and "%" in f.value)]
@@ -135,6 +135,36 @@ def quote_the_row(question: str, quotes: Sequence[Quote], hits: Sequence[Hit],
                  (row.path, row.heading, row.page)), default=len(quotes))
     merged = list(quotes[:place]) + [row] + list(quotes[place:])
     return [replace(q, n=k) for k, q in enumerate(merged, 1)]
+
+
+# a Markdown table: its header, the rule under it, then its rows
+_TABLE_RULE = re.compile(r"^\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?$")
+
+
+def _row_lines(text: str) -> list[str]:
+    """The quote's table rows as a PDF page's rows read ("Label — Header: value; ..."): its
+    PDF rows as they are, and each row of a Markdown table with its first cell as the label and
+    the column headers ("| Espresso | 8 |" under "| Brew | Clicks |" is "Espresso — Clicks: 8"),
+    so a note's table answers "how many clicks for espresso" as a report's does."""
+    lines = [line.strip() for line in text.splitlines()]
+    out: list[str] = []
+    header: list[str] | None = None
+    for k, line in enumerate(lines):
+        if not line.startswith("|"):
+            header = None
+            out.append(line.removeprefix(ROW.strip()).strip())
+        elif k + 1 < len(lines) and _TABLE_RULE.match(lines[k + 1]):
+            header = _table_cells(line)
+        elif header is not None and not _TABLE_RULE.match(line):
+            label, *values = _table_cells(line)
+            cells = [f"{h}: {v}" for h, v in zip(header[1:], values) if h and v]
+            if label and cells:
+                out.append(f"{label} — {_CELL_SEP.join(cells)}")
+    return out
+
+
+def _table_cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|").split("|")]
 
 
 def asks_for_figure(question: str) -> bool:
