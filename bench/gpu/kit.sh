@@ -32,5 +32,7 @@ fill() { echo $(( 60 * 1048576 - $(du -sb $1 | cut -f1) )); }
 off=0; for c in c1 c2 c3; do n=$(fill $K/$c); dd if="$SMOL" of=$K/$c/smol.$c bs=1M iflag=skip_bytes,count_bytes skip=$off count=$n status=none; off=$((off + n)); done
 tail -c +$((off + 1)) "$SMOL" > $K/c4/smol.c4
 sha256sum "$SMOL" | cut -d' ' -f1 > $K/c4/smol.sha
+# the small corpora, as ../shared there, for the test suite (run7.sh)
+tar cJf $K/c4/corpora-small.tar.xz -C ../shared/corpora obsidian-help pdfs scifact
 if [ -n "${BASE:-}" ]; then mkdir -p $K/c4/base && git archive "$BASE" ragcli bench | tar x -C $K/c4/base; fi
 du -sh $K/c*
