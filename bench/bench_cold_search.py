@@ -8,6 +8,12 @@ Each run is ``python -m ragcli.cli search QUERY`` with PYTHONPATH at one tree (t
 or ``--before``), RAG_DAEMON=off, from a neutral folder, timed from spawn to exit. The index
 must already exist in RAG_HOME (e.g. the Obsidian help vault: ``rag index`` it once). Prints
 figures and the after/before ratio; never asserts.
+
+Both trees run with their bytecode cached (``PYTHONPYCACHEPREFIX`` in a temp folder, filled by
+an untimed first run): an installed ragcli has its .pyc files, while a checkout under
+``PYTHONDONTWRITEBYTECODE=1`` recompiles ~40 modules on every run (~0.09 s here). Before the
+timing, each query's output (text and ``--json``) from the two trees is compared: a speed-up
+must not change which hits come back, in which order, with which scores.
 """
 
 from __future__ import annotations
@@ -35,19 +41,42 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (pos - low)
 
 
+PYCACHE = tempfile.mkdtemp(prefix="rag-cold-pycache-")
+
+
+def search(tree: Path, query: str, mode: str, *extra: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env.update(PYTHONPATH=str(tree), RAG_DAEMON="off", PYTHONPYCACHEPREFIX=PYCACHE)
+    proc = subprocess.run([sys.executable, "-m", "ragcli.cli", "search", query, "--mode", mode, *extra],
+                          env=env, cwd=tempfile.gettempdir(), capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"{tree}: rag search failed ({proc.returncode}): {proc.stderr[-500:]}")
+    return proc
+
+
 def one(tree: Path, query: str, mode: str) -> tuple[float, float]:
     """(wall seconds, CPU seconds: user + system) of one cold search. The CPU time is what an
     idle machine's wall time comes near, when a busy one stretches the wall."""
-    env = dict(os.environ, PYTHONPATH=str(tree), RAG_DAEMON="off")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "ragcli.cli", "search", query, "--mode", mode],
-                          env=env, cwd=tempfile.gettempdir(), capture_output=True, text=True)
+    search(tree, query, mode)
     seconds = time.perf_counter() - started
-    if proc.returncode != 0:
-        raise SystemExit(f"{tree}: rag search failed ({proc.returncode}): {proc.stderr[-500:]}")
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return seconds, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def same_results(trees: dict[str, Path], mode: str) -> int:
+    """The queries whose output (text, then JSON) differs between the trees, printed; their count."""
+    differ = 0
+    for query in QUERIES:
+        for extra in ((), ("--json",)):
+            outputs = {label: search(tree, query, mode, *extra).stdout for label, tree in trees.items()}
+            if len(set(outputs.values())) > 1:
+                differ += 1
+                print(f"DIFFERENT output for {query!r} {' '.join(extra)}:")
+                for label, text in outputs.items():
+                    print(f"--- {label}\n{text}")
+    return differ
 
 
 def main() -> None:
@@ -62,6 +91,9 @@ def main() -> None:
     trees = {"before": args.before.resolve(), "after": args.after.resolve()}
     for label, tree in trees.items():  # one untimed run each: the page cache, the .pyc files
         one(tree, QUERIES[0], args.mode)
+    differ = same_results(trees, args.mode)
+    print(f"results: {'the same' if not differ else f'{differ} DIFFERENT'} for {len(QUERIES)} queries "
+          "(text and --json)")
     times: dict[str, list[float]] = {label: [] for label in trees}
     cpu: dict[str, list[float]] = {label: [] for label in trees}
     for r in range(args.runs):
