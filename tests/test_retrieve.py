@@ -221,7 +221,7 @@ def test_respell_only_touches_words_in_no_chunk_and_only_near_ones(searcher):
 
 
 def test_a_real_word_in_no_note_is_not_taken_for_a_slip(searcher):
-    from ragcli.words import is_known_word
+    from ragcli.retrieve.spelling import is_known_word
 
     # "watery" is in no note but its stem is a letter from "water" (deep watering): the store
     # would offer that, but it is an English word, so search leaves it as it is

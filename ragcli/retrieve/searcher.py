@@ -35,9 +35,9 @@ from ..config import MODES, Config
 from ..errors import UsageError
 from ..store import Index
 from ..types import Hit
-from ..words import is_known_word
 from .fusion import ALPHA, FULL_KEYWORD_COVER, NOTE_WEIGHT, fts_query, fuse_convex
 from .ranking import KeywordRanker
+from .spelling import is_known_word
 
 CANDIDATES = 50  # per side, before fusion
 # The first places of a search that stand on distinct PDF pages (pages_first): the sources a
@@ -180,7 +180,7 @@ class Searcher:
         if not match or not self.fusion.respell:
             return match
         terms = match.split(" OR ")
-        fixes = self.index.respell([w for t in terms if not is_known_word(w := t.strip('"'))])
+        fixes = self.index.respell([t.strip('"') for t in terms], leave=is_known_word)
         return " OR ".join(f'"{fixes[w]}"*' if (w := t.strip('"')) in fixes else t for t in terms)
 
     def _with_notes(self, qvec: np.ndarray, cosines: dict[str, float]) -> dict[str, float]:

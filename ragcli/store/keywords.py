@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 WEIGHTS = (3.0, 2.0, 1.0)  # bm25 column weights: title (with aliases), heading path, text
 
@@ -97,7 +97,8 @@ def keyword_df(db: sqlite3.Connection, terms: Sequence[str]) -> list[int]:
 _VOCAB = "ragcli_vocab"  # a temp fts5vocab table over chunks_fts: one row per indexed term
 
 
-def respell(db: sqlite3.Connection, terms: Sequence[str]) -> dict[str, str]:
+def respell(db: sqlite3.Connection, terms: Sequence[str],
+            leave: Callable[[str], bool] | None = None) -> dict[str, str]:
     """A spelling slip's fix: for each query word (6+ letters) that is in no chunk, the
     indexed term nearest to it, when one is a letter away (two for 10+ letters).
 
@@ -107,11 +108,13 @@ def respell(db: sqlite3.Connection, terms: Sequence[str]) -> dict[str, str]:
     Of equally near terms the one in most chunks wins. The answer is a stem, meant for a
     prefix query (``"synchron"*``). The vocabulary table is a temp table made once per
     connection; making it writes only the connection's temp schema (no transaction on
-    the index), so a long-lived reader keeps seeing new writes.
+    the index), so a long-lived reader keeps seeing new writes. ``leave``: words in no chunk
+    that are still not slips (real words); asked last, since it is the dearer question for a
+    one-off search (``retrieve.spelling.is_known_word`` reads a 30k-word vocabulary, ~0.01 s).
     """
     fixes: dict[str, str] = {}
     for word in dict.fromkeys(terms):
-        if len(word) < 6 or not word.isalpha() or _in_some_chunk(db, word):
+        if len(word) < 6 or not word.isalpha() or _in_some_chunk(db, word) or (leave and leave(word)):
             continue
         limit = 2 if len(word) >= 10 else 1
         letters = set(word)
