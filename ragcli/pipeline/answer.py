@@ -301,9 +301,9 @@ def _said_otherwise(unheard: Sequence[str], quotes: Sequence[Quote], hits: Seque
 
 def _hit_texts(hits: Sequence[Hit]) -> list[str]:
     """The best hits' text (title, heading, passage), where a word of the question no note uses
-    may be said otherwise though no quote says it: for "I wiped out a paragraph ... can I get an earlier copy back", the
-    quotes' nearest word is 0.46 from "wiped" and the hits hold one at 0.56. On the tune
-    half this answers two paraphrases refused before (pp-51, pp-77 "matrices"/"matrix"); the
+    may be said otherwise though no quote says it: for "I wiped out a paragraph ... can I get an
+    earlier copy back", the quotes' nearest word is 0.46 from "wiped", the hits' 0.56. On the tune
+    half this answers two paraphrases refused before (pp-51; pp-77 "matrices", 0.40 -> 0.62); the
     unanswerable questions' words come no nearer in the hits than in the quotes ("steeping"
     0.44, "hotel" 0.47, "staying" 0.48, under SAID_OTHERWISE)."""
     best = sorted(hits, key=lambda h: h.rank)[:SAID_HITS]
