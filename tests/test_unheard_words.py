@@ -142,3 +142,18 @@ def test_a_part_asking_a_quality_no_passage_names_is_said_missing(example_vault_
     result = _ask(monkeypatch, capsys, example_vault_env,
                   "How wet is my sourdough dough and how long does the first rise take?")
     assert result["covered"] and "How wet is my sourdough dough" not in result["missing_parts"]
+
+
+
+def test_a_word_the_hits_say_otherwise_though_no_quote_does_is_heard(help_vault_env, example_vault_env,
+                                                                     monkeypatch, capsys):
+    """"I wiped out a paragraph ... can I get an earlier copy back": no note says "wiped", and no
+    word of the quotes comes within 0.50 of it (0.46); the best hits (File recovery, Version
+    history) hold one that does. The passages are shown as ones that may answer it, the word named;
+    a word nothing read says otherwise ("steeping" for cold brew, in the example vault) is refused."""
+    question = "I wiped out a paragraph an hour ago by mistake; can I get an earlier copy back without paying?"
+    result = _ask(monkeypatch, capsys, help_vault_env, question)
+    assert result["covered"] and result["not_mentioned"] == ["wiped"]
+    assert any(q["path"].endswith("File recovery.md") for q in result["quotes"])
+    result = _ask(monkeypatch, capsys, example_vault_env, "What ratio and steeping time do I use for cold brew?")
+    assert not result["covered"] and "steeping" in result["not_mentioned"]

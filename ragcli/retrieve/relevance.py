@@ -105,12 +105,13 @@ _QUOTE_WORDS = 300  # distinct words of the quotes compared (a few quotes hold f
 
 
 def said_otherwise(words: Sequence[str], texts: Sequence[str],
-                   embed: Callable[[list[str]], np.ndarray]) -> list[str]:
-    """Those of ``words`` that some content word of ``texts`` is close to in meaning."""
+                   embed: Callable[[list[str]], np.ndarray], most: int = _QUOTE_WORDS) -> list[str]:
+    """Those of ``words`` that some content word of ``texts`` is close to in meaning (the first
+    ``most`` distinct words of the texts read)."""
     if not words:
         return []
     said = dict.fromkeys(w for text in texts for w in _TEXT_WORDS.findall(text.lower()) if query_terms(w))
-    candidates = [w for w in said if w not in words][:_QUOTE_WORDS]
+    candidates = [w for w in said if w not in words][:most]
     if not candidates:
         return []
     vectors = embed(list(words) + candidates)  # unit rows, from every embedder
