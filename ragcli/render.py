@@ -254,8 +254,16 @@ def print_quotes(quotes) -> None:
     said first."""
     _end_streamed_line(blank=True)
     console = out()
+    previous = None
     for (path, heading, page), group in _by_note(quotes):
-        _note_header(console, path, heading, page)
+        below = _below_title(path, heading)
+        if path == previous and below:
+            # the same note under another heading: its path was just printed, the heading is what changes
+            console.print(f" \u203a {clean(below).replace(' > ', ' › ')}" + (f" (p. {page})" if page else ""),
+                          style="bold")
+        else:
+            _note_header(console, path, heading, page)
+        previous = path
         for q in group:
             where = f"line {q.line_start}" if q.line_start == q.line_end else f"lines {q.line_start}-{q.line_end}"
             text = clean(q.text)

@@ -27,6 +27,7 @@ from ..words import answer_type, asks_figure, asks_reason, gives_reason, holds_f
 from .following import with_next_figure
 from .sections import heading_text
 from .once import dedupe_contained, inside, said_once, says_more
+from .padding import without_padding
 from .units import Unit, split_units
 
 _DIGIT = re.compile(r"\d")
@@ -189,6 +190,7 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
         whole = scores(q, words[0], question)
     overall = {k: base for _rank, base, k in whole}
     chosen: list[tuple[float, Unit]] = []
+    for_parts: list[Unit] = []  # the unit each answered part chose, shown already or not
     part_scores, missing = [], []
     for i, part in enumerate(parts):  # one quote per part, the part's best
         # the parts of one question share its subject: a part is read with the whole question
@@ -211,6 +213,7 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
         if not typed or alone < part_floor:
             missing.append(part)
             continue
+        for_parts.append(units[k])
         if all(u is not units[k] for _s, u in chosen):
             # the bonuses pick the unit shown; how well the part is answered is its best unit's
             # score, whichever is shown (the gate reads it)
@@ -259,6 +262,7 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
         chosen.sort(key=lambda c: -c[0])
     if asks_reason(question):
         chosen = _with_reason(chosen, units, overall, limit)
+    chosen = without_padding(chosen, ask, bool(_HOW.search(ask)), bool(parts), for_parts, named)
     kept = said_once(dedupe_contained(chosen))
     added = dedupe_contained(with_next_figure(kept, units, overall, limit))
     # the next sentence may turn out to be shown already (inside a quoted block): then it takes no place

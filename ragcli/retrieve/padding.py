@@ -1,0 +1,71 @@
+"""Quotes that only pad the answer: chosen for scoring near the best, they add nothing the reader
+needs once a quote gives the answer.
+
+The scores of the quotes chosen sit within a fifth of each other, and the one that answers is
+often not the best scored, so no floor on the score tells padding from answer. What tells it
+is what a quote is (bench/ISSUE19.md, session 7, read against the references of the how-to,
+answers and multi-part sets):
+- for "how do I ...", a quote that gives no step beside one that does: "Learn how to use the
+  iframe HTML element to embed web pages in your notes." beside the block that says how;
+- for "how do I ...", a quote of another note when a quote in the section whose heading names
+  the question gives the step: the Live Preview note's "By default, editing view is set to
+  *Live Preview*" for "show a live website right inside one of my notes";
+- for a question of several parts, a quote that holds none of the question's words and was
+  not chosen for a part: the bulk ferment's "4 to 6 hours at 24 °C" beside the bake for "what
+  temperature and how long is the sourdough baked".
+A part's quote and the best quote always stay.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ..words import query_terms
+from .units import Unit
+
+STEP_KINDS = ("block", "code", "steps", "row")  # a table row: a shortcut, a setting, a value to type
+# A sentence that gives a step: a purpose then the step ("To create a callout, add ..."), the
+# means ("... by adding a plus"), an imperative ("Install Obsidian Headless to ..."), or a lead-in.
+_INSTRUCTION = re.compile(r"(?:^|[.!?]\s+)to [a-z]+\b[^.,:;]{0,80},\s*\S|\bby [a-z-]+ing\b", re.I)
+_IMPERATIVE = re.compile(
+    r"^(?:install|open|use|add|click|select|press|type|enter|run|set|create|choose|go|drag|copy|paste|tap|"
+    r"navigate|enable|disable|turn|right-click|hold|find|start|save|move|rename|delete|insert|change|"
+    r"configure|download|restart|switch|toggle|search|write|put|make|check|remove|replace|edit|log|sign|drop)\b",
+    re.I)
+
+
+def gives_step(unit: Unit) -> bool:
+    """Does the unit say what to do: code, a list of steps, a lead-in with its block, a table row,
+    or a sentence that gives an instruction?"""
+    if unit.kind in STEP_KINDS:
+        return True
+    text = unit.shown.rstrip()
+    # a lead-in ("Tags in YAML should always be formatted as a list:") is given its block later
+    return bool(text.endswith(":") or _INSTRUCTION.search(text) or _IMPERATIVE.match(text.lstrip("*_> ")))
+
+
+def without_padding(chosen: list[tuple[float, Unit]], question: str, how: bool, has_parts: bool,
+                    for_parts: Sequence[Unit], named: tuple[str, str] | None) -> list[tuple[float, Unit]]:
+    """``chosen`` less the quotes that only pad it (module docstring). ``how``: the question asks
+    how to do something; ``for_parts``: the units chosen for the question's parts; ``named``: the
+    (title, heading) of the section whose heading comes closest to the question."""
+    if len(chosen) < 2:
+        return chosen
+    best = max(chosen, key=lambda c: c[0])[1]
+    for_parts_ids = {id(u) for u in for_parts}
+    steps = {id(u) for _s, u in chosen if gives_step(u)}
+    named_notes = {u.chunk.path for _s, u in chosen
+                   if id(u) in steps and named is not None and (u.chunk.title, u.chunk.heading) == named}
+    asked = query_terms(question)
+
+    def pads(unit: Unit) -> bool:
+        if id(unit) in for_parts_ids or unit is best:
+            return False  # the best stays: the "not covered" gate reads its score
+        if how and named_notes and unit.chunk.path not in named_notes:
+            return True
+        if how and id(unit) not in steps and steps - {id(unit)}:
+            return True
+        return has_parts and not query_terms(unit.shown) & asked
+
+    return [c for c in chosen if not pads(c[1])]

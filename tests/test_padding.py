@@ -1,0 +1,103 @@
+"""Quotes that only pad an answer are let go (issue 19, "fewer words to read"): beside a quote
+that gives the step, one that only describes; another note's quote when the section whose
+heading names the question gives the step; for a question of several parts, an extra quote
+holding none of the question's words. Units cut from real Markdown by the real splitter; the
+last test scores them with the real embedding model.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from ragcli.config import load_config
+from ragcli.retrieve import Searcher
+from ragcli.retrieve.evidence import select_quotes, split_units
+from ragcli.retrieve.padding import gives_step, without_padding
+from ragcli.types import Chunk, Hit
+
+EMBED = ("---\n# Embed web pages\n"
+         "Learn how to use the iframe HTML element to embed web pages in your notes.\n\n"
+         "To embed a web page, add the following in your note and replace the placeholder text with the URL:\n\n"
+         "```md\n<iframe src=\"INSERT YOUR URL HERE\"></iframe>\n```\n")
+VIEWS = ("Note By default, editing view is set to *Live Preview*. You can change this under "
+         "**Settings → Editor → Default editing mode**.\n")
+
+
+def _units(path: str, title: str, heading: str, text: str, rank: int = 1):
+    return split_units(Hit(Chunk(f"{path}#{rank}", path, title, heading, text, 1, text.count("\n") + 1), 1.0, rank))
+
+
+def _unit(units, start: str):
+    return next(u for u in units if u.text.startswith(start))
+
+
+def test_what_gives_a_step():
+    units = _units("/v/Embed web pages.md", "Embed web pages", "Embed web pages", EMBED)
+    assert gives_step(_unit(units, "To embed a web page"))  # a lead-in with its code
+    assert not gives_step(_unit(units, "Learn how to use"))
+    sentences = _units("/v/Tags.md", "Tags", "Tags",
+                       "Install the plugin from the store.\n\nTags help you find notes.\n\n"
+                       "To create a tag, enter a hash symbol.\n\nTags in YAML should always be formatted as a list:\n")
+    assert [gives_step(u) for u in sentences] == [True, False, True, True]
+
+
+def test_beside_a_step_a_description_only_pads_a_how_to_answer():
+    units = _units("/v/Embed web pages.md", "Embed web pages", "Embed web pages", EMBED)
+    learn, step = _unit(units, "Learn how to use"), _unit(units, "To embed a web page")
+    question = "How do I show a live website right inside one of my notes?"
+    # the best scored stays whatever it is: the "not covered" gate reads its score
+    both = [(0.44, learn), (0.43, step)]
+    assert without_padding(both, question, True, False, [], None) == both
+    assert without_padding([(0.44, step), (0.43, learn)], question, True, False, [], None) == [(0.44, step)]
+    # a question that asks no "how" keeps both
+    assert len(without_padding([(0.44, step), (0.43, learn)], "What is an iframe?", False, False, [], None)) == 2
+
+
+def test_another_notes_quote_pads_when_the_named_section_gives_the_step():
+    embed = _units("/v/Embed web pages.md", "Embed web pages", "Embed web pages", EMBED)
+    views = _units("/v/Views.md", "Views", "Views > Editing view > Live Preview",
+                   "To switch to *Live Preview*, press `Ctrl+E`.\n", rank=2)
+    step, note = _unit(embed, "To embed a web page"), views[0]  # two steps: neither only describes
+    chosen = [(0.45, step), (0.44, note)]
+    question = "How do I show a live website right inside one of my notes?"
+    assert without_padding(chosen, question, True, False, [], ("Embed web pages", "Embed web pages")) == [(0.45, step)]
+    # no section named, or the named one gives no step: nothing to lean on, both stay
+    assert without_padding(chosen, question, True, False, [], None) == chosen
+    views_named = ("Views", "Views > Editing view > Live Preview")
+    assert without_padding(chosen, question, True, False, [], views_named) == chosen
+
+
+def test_an_extra_quote_of_a_question_in_parts_holds_one_of_its_words():
+    text = ("- Bake in a Dutch oven at 250 °C: 20 minutes lid on, 25 minutes lid off.\n"
+            "- Bulk ferment until the dough has grown by half, 4 to 6 hours at 24 °C.\n")
+    units = _units("/v/Sourdough.md", "Sourdough", "Sourdough > Method", text)
+    bake, bulk = _unit(units, "Bake in"), _unit(units, "Bulk ferment")
+    question = "What temperature and how long is the sourdough baked with the lid on and with it off?"
+    assert without_padding([(0.59, bake), (0.48, bulk)], question, False, True, [bake], None) == [(0.59, bake)]
+    # chosen for a part, it stays
+    assert len(without_padding([(0.59, bake), (0.48, bulk)], question, False, True, [bake, bulk], None)) == 2
+
+
+@pytest.fixture
+def searcher(example_vault_env, monkeypatch):
+    for key, value in example_vault_env.items():
+        monkeypatch.setenv(key, value)
+    searcher = Searcher(load_config())
+    yield searcher
+    searcher.close()
+
+
+def test_the_live_preview_note_is_not_quoted_for_a_live_website(searcher):
+    """The issue's example: the third quote "Note By default, editing view is set to Live
+    Preview" shares "live" with the question and adds nothing to the iframe that answers it."""
+    embed = Chunk("e", "/v/Embed web pages.md", "Embed web pages", "Embed web pages", EMBED, 1, 8)
+    views = Chunk("v", "/v/Views and editing mode.md", "Views and editing mode",
+                  "Views and editing mode > Editing view > Live Preview", VIEWS, 57, 58)
+    hits = [Hit(embed, 0.68, 1), Hit(views, 0.34, 2)]
+
+    def idf(terms: list[str]) -> dict[str, float]:
+        return dict(zip(terms, searcher.index.keyword_idf([f'"{t}"' for t in terms])))
+    quotes = select_quotes("How do I show a live website right inside one of my notes?", hits,
+                           searcher.embed_passages, idf)
+    assert any("<iframe" in q.text for q in quotes)
+    assert not any("Live Preview" in q.text for q in quotes)
