@@ -162,3 +162,20 @@ def test_the_same_sentence_at_other_lines_takes_one_place(embed):
                            flat_idf)
     texts = [q.text for q in quotes]
     assert len(texts) == 3 and texts.count(same) == 1, texts
+
+
+def test_a_reports_table_of_contents_is_no_quote():
+    """A contents entry names what the report covers in the reader's words ("... to meet their
+    missions") and took the place of "and did that meet the goal?"; it answers nothing. A
+    note's line of dots (an ellipsis drawn out, a code sample) is left as it is."""
+    from ragcli.retrieve.units import split_units
+
+    toc = ("Strategic Goal 3: Improve integrity . . . . . . . . . . . . . . . . . . . . . . .32\n\n"
+           "Strategic Goal 4: Provide innovative solutions to enable agencies to meet their missions "
+           ". . . . . . . . . . . . . . . . . .36\n\n"
+           "OPM met 4 of its 6 strategic goals in fiscal year 2022, one more than the year before.")
+    units = split_units(Hit(_page("p2", toc, 1, 2), 1.0, 1))
+    assert [u.text for u in units] == ["OPM met 4 of its 6 strategic goals in fiscal year 2022, one more than "
+                                       "the year before."]
+    note = Chunk("n", "/v/Goals.md", "Goals", "Goals", toc, 1, 1 + toc.count("\n"))
+    assert len(split_units(Hit(note, 1.0, 1))) == 3
