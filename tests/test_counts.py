@@ -52,3 +52,16 @@ def test_a_total_is_said_after_its_word():
     asks = "What total did the program's payments reach in 2016?"
     assert direct_count(asks, [_quote(1, "Payments reached a total of 1,234 in FY 2016.")]).value == "1,234"
     assert not asks_count("What did the program pay?")
+
+
+def test_a_number_that_names_a_thing_states_no_figure():
+    """The sentence after a quote is taken when it states a figure: "As stated in the Strategy
+    7.03 Progress Update" and "line 22" name a strategy and a line; a year, an amount and a
+    version are figures ("In cFE version 6.4.2, this requirement was new")."""
+    from ragcli.retrieve.counts import states_figure
+
+    assert not states_figure("As stated in the Strategy 7.03 Progress Update, OPM partnered with GSA.")
+    assert not states_figure("Enter the amount from Form 1040, line 22.")
+    assert states_figure("In FY 2017, OPM will establish an Executive Steering Committee.")
+    assert states_figure("The threshold will lower to more than $2,500.")
+    assert states_figure("In cFE version 6.4.2, this requirement was new.")

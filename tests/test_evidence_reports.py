@@ -179,3 +179,17 @@ def test_a_reports_table_of_contents_is_no_quote():
                                        "the year before."]
     note = Chunk("n", "/v/Goals.md", "Goals", "Goals", toc, 1, 1 + toc.count("\n"))
     assert len(split_units(Hit(note, 1.0, 1))) == 3
+
+
+def test_the_next_sentence_takes_the_place_of_the_lowest_quote_of_another_page(embed):
+    """The cause's sentence names the figure that answers ("In cFE version 6.4.2, this
+    requirement was new.") right after the best quote; the quote it replaces is the lowest of
+    another page, even when a quote of the best quote's own page scores lower."""
+    here = ("The <PLATFORM_DEFINED> exception handler did not get called.\n"
+            "In cFE version 6.4.2, this requirement was new.\n"
+            "Changes to the PSP (in PSP version 1.3.0) resulted in the failure of this requirement.\n"
+            "The exception handler requirement was verified by test on the PSP.")
+    elsewhere = "The exception handler requirement is listed with the requirements that failed in this build."
+    hits = [Hit(_page("p16", here, 46, 16), 1.0, 1), Hit(_page("p17", elsewhere, 3, 17), 0.9, 2)]
+    quotes = select_quotes("Why did the platform-defined exception handler requirement fail?", hits, embed, flat_idf)
+    assert "6.4.2" in _shown(quotes), [(q.page, q.text) for q in quotes]

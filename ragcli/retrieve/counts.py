@@ -33,11 +33,15 @@ _NUMBER = re.compile(r"(?<![\w.,$-])(\d{1,3}(?:,\d{3})+|\d+|one|two|three|four|f
                      r"twelve)(?![\w%]|[.,-]\d)", re.I)
 _TOTAL = re.compile(r"\b(?:a |the )?total(?:s|ed|led|ing|ling)?(?: of)?\s+(?:about |approximately |more than |over )?"
                     r"(\$?\d{1,3}(?:,\d{3})+|\$?\d+)(?![\w%]|[.,-]\d)", re.I)
-# a number right after one of these names a thing ("Strategy 7.03", "line 22", "Form 5405", "FY 2016")
-_NAMING = re.compile(r"\b(?:strategy|strategic goal|goal|objective|table|line|lines|page|pages|p\.|form|forms|section|"
-                     r"figure|chapter|part|item|schedule|step|appendix|exhibit|version|release|build|scenario|"
-                     r"no\.|number|#|fy|fiscal year|year|q[1-4]|cfe|publication|pub\.|account|title|rule|"
-                     r"executive order)\s*$", re.I)
+# a number right after one of these names a thing ("Strategy 7.03", "line 22", "Form 5405", "cFE 6.5.0")
+_ID = (r"strategy|strategic goal|goal|objective|table|line|lines|page|pages|p\.|form|forms|section|figure|chapter|"
+       r"part|item|schedule|step|appendix|exhibit|scenario|no\.|#|publication|pub\.|account|title|rule|"
+       r"executive order")
+_IDS = re.compile(rf"\b(?:{_ID})\s*$", re.I)
+# ... and for a count, a version, a year or a period too ("cFE 6.5.0", "FY 2016"), which can be
+# the figure a sentence states ("In cFE version 6.4.2, ...") but counts nothing
+_NAMING = re.compile(rf"\b(?:{_ID}|version|release|build|cfe|number|fy|fiscal year|year|q[1-4])\s*$", re.I)
+_ANY_NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)*")
 # said with the count, or the count says more than the report ("more than 265,000 page views")
 _QUALIFIER = re.compile(r"\b(?:more than|over|about|nearly|almost|approximately|roughly|at least|at most|fewer than|"
                         r"less than|up to|under|some)\s+$", re.I)
@@ -116,6 +120,12 @@ def _head(thing: str) -> str:
     """The thing counted's head noun: the last of its content words as the question gives them."""
     terms = [t for w in re.findall(r"[\w'’-]+", thing) for t in query_terms(w)]
     return terms[-1] if terms else ""
+
+
+def states_figure(text: str) -> bool:
+    """Does the text state a figure, not only name a thing by its number ("As stated in the
+    Strategy 7.03 Progress Update", "enter it on line 22")? A year states one ("in 2008")."""
+    return any(not _IDS.search(text[max(0, m.start() - 24):m.start()]) for m in _ANY_NUMBER.finditer(text))
 
 
 def _names_something(text: str, m: re.Match[str]) -> bool:
