@@ -222,3 +222,17 @@ def test_an_acronym_in_the_label_is_the_words_the_question_spells_out() -> None:
     rows = [Hit(page, 1.0, 1)]
     shown = quote_the_row(asks, [_quote(1, "OPM extended insurance benefits to employees of certain tribes.")], rows)
     assert any("FY 2016 Results: 90" in q.text for q in shown), [q.text for q in shown]
+
+
+def test_a_count_the_text_states_is_said_first_when_no_row_gives_it(cfe_pages, monkeypatch) -> None:
+    """The matrix has no column for analysis; p. 14's summary says "25 requirements were
+    validated by analysis" beside "111 requirements passed demonstration"."""
+    from ragcli.config import load_config
+    from ragcli.pipeline.answer import answer
+
+    for name, value in cfe_pages.items():
+        monkeypatch.setenv(name, value)
+    result = answer(load_config(), "How many Executive Services requirements were validated by analysis in NASA's "
+                    "cFE 6.5.0 build test?", quotes_only=True)
+    assert result.text.startswith("25 requirements ["), [(q.page, q.text) for q in result.quotes]
+    assert "25 requirements were validated by analysis" in " ".join(_cited(result).text.split())

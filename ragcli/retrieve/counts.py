@@ -45,7 +45,8 @@ _ANY_NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)*")
 # said with the count, or the count says more than the report ("more than 265,000 page views")
 _QUALIFIER = re.compile(r"\b(?:more than|over|about|nearly|almost|approximately|roughly|at least|at most|fewer than|"
                         r"less than|up to|under|some)\s+$", re.I)
-_NEXT_FIGURE = re.compile(r"\d")
+# what is said of a count ends at the next figure, sentence, clause or bullet
+_CLAUSE_END = re.compile(r"\d|[.;:•\uf0b7\n]")
 _YEAR = re.compile(r"^(?:19|20)\d\d$")
 WORDS_AFTER = 4  # how far after the figure the thing counted may be named ("265,000 Future of Work page views")
 
@@ -57,7 +58,7 @@ class Count:
     value: str
     words: str  # the quote's own words from the figure to the thing counted
     n: int
-    clause: frozenset[str] = frozenset()  # the words after it, up to the next figure: what is said of it
+    clause: frozenset[str] = frozenset()  # the words after it, to the clause's end: what is said of it
     named: frozenset[str] = frozenset()  # the quote's words (its heading's "EXECUTIVE SERVICES", say)
 
     def sentence(self) -> str:
@@ -105,7 +106,7 @@ def _counts_of(quote: Quote, head: str, thing: set[str]) -> list[Count]:
         if word is not None and between <= thing:
             qualifier = _QUALIFIER.search(quote.text[:m.start()])
             start = qualifier.start() if qualifier else m.start()
-            clause = _NEXT_FIGURE.split(quote.text[m.end() + word.end():], maxsplit=1)[0]
+            clause = _CLAUSE_END.split(quote.text[m.end() + word.end():], maxsplit=1)[0]
             out.append(Count(m.group(1), re.sub(r"\s+", " ", quote.text[start:m.end() + word.end()]), quote.n,
                              frozenset(query_terms(clause)), frozenset(query_terms(quote.text))))
     return out
