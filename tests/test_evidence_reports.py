@@ -193,3 +193,24 @@ def test_the_next_sentence_takes_the_place_of_the_lowest_quote_of_another_page(e
     hits = [Hit(_page("p16", here, 46, 16), 1.0, 1), Hit(_page("p17", elsewhere, 3, 17), 0.9, 2)]
     quotes = select_quotes("Why did the platform-defined exception handler requirement fail?", hits, embed, flat_idf)
     assert "6.4.2" in _shown(quotes), [(q.page, q.text) for q in quotes]
+
+
+def test_the_next_sentence_leaves_a_row_of_figures_its_place():
+    """The lowest quote of another page gives its place to the sentence after the best quote,
+    unless it is a table row of figures (the row read with its headers answers a figure
+    question: "... — FY 2016 Results: 71.3%; FY 2016 Target: ≥73%"); a row of words does not."""
+    from ragcli.retrieve.following import with_next_figure
+    from ragcli.retrieve.units import split_units
+
+    long = ("Engagement rose in most agencies last year. More than 70 percent of CHCO organizations raised\n"
+            "their scores. Across the government, the survey asked employees about their leaders, their work\n"
+            "and their agencies, and the results went to every agency's leadership team in the months after.")
+    best = split_units(Hit(_page("p7", long, 9, 7), 1.0, 1))
+    row = "PERFORMANCE MEASURE: Engagement Index score — FY 2016 Results: 71.3%; FY 2016 Target: ≥73%"
+    words = "CFE_MyEH — Description: The purpose of this test is to verify the exception handler"
+    for other, replaced in ((row, False), (words, True)):
+        unit = split_units(Hit(_page("p51", other, 72, 51), 0.8, 2))[0]
+        units = best + [unit]
+        chosen = [(0.9, best[0]), (0.6, unit), (0.5, best[2])]
+        shown = [u.text for _s, u in with_next_figure(chosen, units, {}, 3)]
+        assert (best[1].text in shown) is replaced and (unit.text in shown) is not replaced, shown
