@@ -65,3 +65,11 @@ def test_a_number_that_names_a_thing_states_no_figure():
     assert states_figure("In FY 2017, OPM will establish an Executive Steering Committee.")
     assert states_figure("The threshold will lower to more than $2,500.")
     assert states_figure("In cFE version 6.4.2, this requirement was new.")
+
+
+def test_the_end_of_a_change_is_not_the_count_before_the_thing():
+    asks = "How many data centers did OPM plan to consolidate down to, according to its 2016 report?"
+    quote = _quote(1, "OPM should consolidate the nine data centers that it currently operates to two strategic "
+                      "locations.")
+    assert direct_count(asks, [quote]) is None
+    assert direct_count("How many data centers does OPM operate?", [quote]).value == "nine"

@@ -26,6 +26,10 @@ from ..words import query_terms
 _HOW_MANY = re.compile(r"\bhow many\s+(?P<thing>(?:(?!(?:did|do|does|were|was|are|is|have|has|had|will|would|can|"
                        r"could|in|of|for|on|at|to|by|from|with|during|under|per|according)\b)[\w'’-]+\s*){1,4})",
                        re.I)
+# "How many data centers did OPM plan to consolidate down to": the end of a change, which a report
+# states after "to" ("from nine to two"); the count before the thing ("the nine data centers that
+# it operates") is where the change starts
+_CHANGE_END = re.compile(r"\b(?:down|up)\s+to\b", re.I)
 _WHAT_TOTAL = re.compile(r"\bwhat (?:was |is )?(?:the )?total\b|\bhow much\b.*\bin total\b|\btotal (?:number|amount)\b",
                          re.I)
 # a count: digits (with thousands commas) or a small number in words, not part of a decimal or a range of ids
@@ -73,6 +77,8 @@ def asks_count(question: str) -> bool:
 def direct_count(question: str, quotes: Sequence[Quote]) -> Count | None:
     """The count the question asks for, from a sentence of a PDF page among ``quotes``; None
     when none states it or they state different ones."""
+    if _CHANGE_END.search(question):
+        return None
     match = _HOW_MANY.search(question)
     thing = query_terms(match["thing"]) if match else set()
     head = _head(match["thing"]) if match else ""
