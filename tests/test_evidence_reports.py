@@ -162,3 +162,55 @@ def test_the_same_sentence_at_other_lines_takes_one_place(embed):
                            flat_idf)
     texts = [q.text for q in quotes]
     assert len(texts) == 3 and texts.count(same) == 1, texts
+
+
+def test_a_reports_table_of_contents_is_no_quote():
+    """A contents entry names what the report covers in the reader's words ("... to meet their
+    missions") and took the place of "and did that meet the goal?"; it answers nothing. A
+    note's line of dots (an ellipsis drawn out, a code sample) is left as it is."""
+    from ragcli.retrieve.units import split_units
+
+    toc = ("Strategic Goal 3: Improve integrity . . . . . . . . . . . . . . . . . . . . . . .32\n\n"
+           "Strategic Goal 4: Provide innovative solutions to enable agencies to meet their missions "
+           ". . . . . . . . . . . . . . . . . .36\n\n"
+           "OPM met 4 of its 6 strategic goals in fiscal year 2022, one more than the year before.")
+    units = split_units(Hit(_page("p2", toc, 1, 2), 1.0, 1))
+    assert [u.text for u in units] == ["OPM met 4 of its 6 strategic goals in fiscal year 2022, one more than "
+                                       "the year before."]
+    note = Chunk("n", "/v/Goals.md", "Goals", "Goals", toc, 1, 1 + toc.count("\n"))
+    assert len(split_units(Hit(note, 1.0, 1))) == 3
+
+
+def test_the_next_sentence_takes_the_place_of_the_lowest_quote_of_another_page(embed):
+    """The cause's sentence names the figure that answers ("In cFE version 6.4.2, this
+    requirement was new.") right after the best quote; the quote it replaces is the lowest of
+    another page, even when a quote of the best quote's own page scores lower."""
+    here = ("The <PLATFORM_DEFINED> exception handler did not get called.\n"
+            "In cFE version 6.4.2, this requirement was new.\n"
+            "Changes to the PSP (in PSP version 1.3.0) resulted in the failure of this requirement.\n"
+            "The exception handler requirement was verified by test on the PSP.")
+    elsewhere = "The exception handler requirement is listed with the requirements that failed in this build."
+    hits = [Hit(_page("p16", here, 46, 16), 1.0, 1), Hit(_page("p17", elsewhere, 3, 17), 0.9, 2)]
+    quotes = select_quotes("Why did the platform-defined exception handler requirement fail?", hits, embed, flat_idf)
+    assert "6.4.2" in _shown(quotes), [(q.page, q.text) for q in quotes]
+
+
+def test_the_next_sentence_leaves_a_row_of_figures_its_place():
+    """The lowest quote of another page gives its place to the sentence after the best quote,
+    unless it is a table row of figures (the row read with its headers answers a figure
+    question: "... — FY 2016 Results: 71.3%; FY 2016 Target: ≥73%"); a row of words does not."""
+    from ragcli.retrieve.following import with_next_figure
+    from ragcli.retrieve.units import split_units
+
+    long = ("Engagement rose in most agencies last year. More than 70 percent of CHCO organizations raised\n"
+            "their scores. Across the government, the survey asked employees about their leaders, their work\n"
+            "and their agencies, and the results went to every agency's leadership team in the months after.")
+    best = split_units(Hit(_page("p7", long, 9, 7), 1.0, 1))
+    row = "PERFORMANCE MEASURE: Engagement Index score — FY 2016 Results: 71.3%; FY 2016 Target: ≥73%"
+    words = "CFE_MyEH — Description: The purpose of this test is to verify the exception handler"
+    for other, replaced in ((row, False), (words, True)):
+        unit = split_units(Hit(_page("p51", other, 72, 51), 0.8, 2))[0]
+        units = best + [unit]
+        chosen = [(0.9, best[0]), (0.6, unit), (0.5, best[2])]
+        shown = [u.text for _s, u in with_next_figure(chosen, units, {}, 3)]
+        assert (best[1].text in shown) is replaced and (unit.text in shown) is not replaced, shown

@@ -247,3 +247,17 @@ def test_the_clicks_for_espresso_come_first_from_the_notes_table(example_vault_e
     assert shown.returncode == 0, shown.stderr
     assert shown.stdout.startswith("8 — Espresso, Clicks [1]."), shown.stdout[:300]
     assert "in 25 to 30 seconds" in shown.stdout  # the second part, quoted
+
+
+def test_a_count_the_text_states_is_said_first_when_no_row_gives_it(cfe_pages, monkeypatch) -> None:
+    """The matrix has no column for analysis; p. 14's summary says "25 requirements were
+    validated by analysis" beside "111 requirements passed demonstration"."""
+    from ragcli.config import load_config
+    from ragcli.pipeline.answer import answer
+
+    for name, value in cfe_pages.items():
+        monkeypatch.setenv(name, value)
+    result = answer(load_config(), "How many Executive Services requirements were validated by analysis in NASA's "
+                    "cFE 6.5.0 build test?", quotes_only=True)
+    assert result.text.startswith("25 requirements ["), [(q.page, q.text) for q in result.quotes]
+    assert "25 requirements were validated by analysis" in " ".join(_cited(result).text.split())

@@ -9,7 +9,7 @@ import pytest
 
 from ragcli.config import load_config
 from ragcli.pipeline import index
-from ragcli.retrieve import Searcher
+from ragcli.retrieve import Searcher, fuse_convex
 
 from test_ingest_pdf import make_pdf, text_page
 
@@ -51,6 +51,24 @@ def test_the_first_three_places_go_to_three_pages_and_the_best_page_comes_back_a
     # then page 1's next chunk, in its rank, before page 4 that never names the lamp: the
     # second half of a cut paragraph often holds the answer
     assert hits[3].chunk.page == 1
+
+
+def test_page_chunks_keep_their_keyword_order_past_the_scale_and_notes_keep_the_cut():
+    """Every chunk of a report carries its title and what it is about, so a question naming
+    the report passes "every query term once" on most of its pages; cut at 1, only cosines
+    ordered them. A page's bm25 is divided by the best page's instead; a note's keeps the cut."""
+    vec = {"p1": 0.80, "p2": 0.79, "n1": 0.80, "n2": 0.79, "low": 0.10}
+    kw = {"p1": 30.0, "p2": 40.0, "n1": 30.0, "n2": 40.0, "low": 0.0}  # scale 20: all four pass it
+    cut = dict(fuse_convex(vec, kw, alpha=0.5, keyword_scale=20.0))
+    assert cut["p1"] > cut["p2"] and cut["n1"] > cut["n2"]  # cut at 1: the cosines alone decide
+    pages = dict(fuse_convex(vec, kw, alpha=0.5, keyword_scale=20.0, on_pages=frozenset({"p1", "p2"})))
+    assert pages["p2"] > pages["p1"]  # 40 over 30 still counts on a page
+    assert pages["n1"] == pytest.approx(cut["n1"]) and pages["n2"] == pytest.approx(cut["n2"])
+    assert pages["p2"] == pytest.approx(pages["n2"])  # the best page scores 1, as a note at the cut
+    # below the scale, a page's bm25 counts as a note's does
+    under = {c: s / 4 for c, s in kw.items()}
+    assert dict(fuse_convex(vec, under, alpha=0.5, keyword_scale=20.0, on_pages=frozenset({"p1", "p2"}))) == \
+        pytest.approx(dict(fuse_convex(vec, under, alpha=0.5, keyword_scale=20.0)))
 
 
 def test_a_pdf_hit_still_carries_its_page(report):

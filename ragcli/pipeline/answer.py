@@ -31,6 +31,7 @@ from ..generate.check import SentenceGate, Verdict, adds_to_quotes, check_senten
 from ..generate.prompt import fit_quotes
 from ..retrieve.evidence import select_evidence
 from ..retrieve.sections import with_matching_sections, with_sections
+from ..retrieve.counts import direct_count
 from ..retrieve.figures import direct_figure, quote_the_row
 from ..retrieve.parts import asked_quality, question_parts
 from ..retrieve.relevance import relevant, said_otherwise, unheard_words, unknown_names
@@ -203,8 +204,9 @@ def _checker(asked: str, quotes: Sequence[Quote], lifted: bool = False) -> Calla
 
 
 def _lead_with_figure(gate: SentenceGate, asked: str, quotes: Sequence[Quote], idf) -> None:
-    """The figure asked for, said first when a quoted table row clearly gives it."""
-    figure = direct_figure(asked, quotes, idf)
+    """The figure asked for, said first when a quoted table row clearly gives it, or else a
+    report's sentence the count or total asked for (``direct_count``)."""
+    figure = direct_figure(asked, quotes, idf) or direct_count(asked, quotes)
     if figure is not None:
         gate.lead(figure.sentence(), _checker(asked, quotes, lifted=True))
 

@@ -9,15 +9,20 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ..ingest.pdf_tables import is_figure
+from .counts import states_figure
 from .units import Unit
 
 _DIGIT = re.compile(r"\d")
+# a table row as ingest/pdf_tables.py writes it: "Label — Header: value; Header: value"
+_ROW = re.compile(r"^(?:- )?[^\n]+? — (?P<cells>[^\n]+?: [^\n]+)$")
 
 
 def with_next_figure(chosen: list[tuple[float, Unit]], units: Sequence[Unit], overall: dict[int, float],
                      limit: int) -> list[tuple[float, Unit]]:
-    """The sentence right after the best quote, when it states a figure, in a place left or in
-    the last place when that quotes another page (a page further off says less than this):
+    """The sentence right after the best quote, when it states a figure, in a place left, or in
+    the last place when that quotes another page (a page further off says less than this), or
+    else in the place of the lowest quote of another page when it states a figure that is no id:
     "2024 is the last year to file Form 5405." "The 15-year repayment period ... for homes
     purchased in 2008 ..."; "... a Form 1099-K when ... more than $5,000." "In calendar year
     2025, the threshold will lower to more than $2,500". It takes the last place at its own
@@ -36,15 +41,30 @@ def with_next_figure(chosen: list[tuple[float, Unit]], units: Sequence[Unit], ov
     if " ".join(units[k].text.split()) in said:
         return chosen
     if len(chosen) >= limit:  # the last place, when it quotes another page, is worth less than this
+        here = (subject.chunk.path, subject.chunk.page)
         last = min(chosen, key=lambda c: c[0])
         announces = any(u is last[1] for u in passed)  # "THEN your standard deduction is..." before the figures
-        if not announces and (subject.chunk.page is None or (last[1].chunk.path, last[1].chunk.page)
-                              == (subject.chunk.path, subject.chunk.page)):
-            return chosen  # a note's section is read whole (its lead-ins completed): no place is taken there
+        if not announces and (subject.chunk.page is None or (last[1].chunk.path, last[1].chunk.page) == here):
+            if subject.chunk.page is None:
+                return chosen  # a note's section is read whole (its lead-ins completed): no place is taken there
+            # else the lowest quote of another page, when the sentence states a figure, not an id
+            # ("As stated in the Strategy 7.03 Progress Update", "line 22"), and that quote is no
+            # table row of figures (read with its headers, a row gives the figure asked: rp-01's 71.3%)
+            others = [c for c in chosen if (c[1].chunk.path, c[1].chunk.page) != here and not _figure_row(c[1].text)]
+            if not others or not states_figure(units[k].text):
+                return chosen
+            last = min(others, key=lambda c: c[0])
         rest = [c for c in chosen if c is not last]
     else:
         rest = chosen
     return rest + [(overall.get(k, min(s for s, _u in chosen)), units[k])]
+
+
+def _figure_row(text: str) -> bool:
+    """Is the text a table row with a figure among its cells ("... — FY 2016 Results: 71.3%; ...")?
+    A row of words ("CFE_MyEH — Description: The purpose of this test ...") is read as a sentence."""
+    match = _ROW.match(text.strip())
+    return bool(match) and any(is_figure(cell.rpartition(": ")[2].strip()) for cell in match["cells"].split("; "))
 
 
 MAX_PASSED = 3  # announcing sentences and labels walked past to the sentence that states the figure

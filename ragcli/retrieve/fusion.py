@@ -41,7 +41,8 @@ def _minmax(scores: dict[str, float]) -> dict[str, float]:
 
 def fuse_convex(vec: dict[str, float], kw: dict[str, float], alpha: float = ALPHA,
                 keyword_scale: float | None = None, full_cover: float = 0.0,
-                unvectored: frozenset[str] = frozenset()) -> list[tuple[str, float]]:
+                unvectored: frozenset[str] = frozenset(),
+                on_pages: frozenset[str] = frozenset()) -> list[tuple[str, float]]:
     """alpha * normalised cosine + (1 - alpha) * normalised bm25, over the union of candidates.
 
     Cosines are min-max normalised over the pool. bm25 is min-max
@@ -58,10 +59,14 @@ def fuse_convex(vec: dict[str, float], kw: dict[str, float], alpha: float = ALPH
     the vector side's weight (bench/bench_pending.py: hit@5 with 10% of the vectors in 0.607,
     keyword search alone 0.612; scoring them 0 on the vector side gave 0.388; the keyword
     score itself, which rarely reaches 1 where the best cosine always does, 0.536).
+
+    ``on_pages``: the candidates on a PDF page. Their bm25 is divided by the best of theirs
+    where that passes ``keyword_scale``, instead of being cut at 1 (``_page_keywords``).
     """
     v = _minmax(vec)
     if keyword_scale:
         b = {c: min(max(s, 0.0) / keyword_scale, 1.0) for c, s in kw.items()}
+        b.update(_page_keywords(kw, keyword_scale, on_pages))
     else:
         b = _minmax(kw)
     beta = 1.0 - alpha
@@ -84,3 +89,20 @@ def fts_query(text: str) -> str:
     words = [w for w in _WORD.findall(text.lower()) if len(w) > 1 or w.isdigit()]
     content = [w for w in words if w not in STOPWORDS]
     return " OR ".join(f'"{w}"' for w in dict.fromkeys(content or words))
+
+
+def _page_keywords(kw: dict[str, float], keyword_scale: float, on_pages: frozenset[str]) -> dict[str, float]:
+    """The keyword side of the candidates on PDF pages: bm25 over the larger of
+    ``keyword_scale`` and their best bm25, so their order survives past "every query term once".
+
+    Every chunk of a PDF carries the report's title, and its heading what the report is about
+    (organisation, period), so a question that names its report matches those words on every
+    page of it: most of a report's best candidates passed the scale, were all cut to 1, and
+    only their cosines ordered them. A note's chunks keep the cut: the Markdown sets lose a
+    question when theirs is lifted (bench/ISSUE20.md). The best page scores 1 at most, as the
+    best note does. Taken out once (rp-12's figures fell out of `rag ask` when its page went to
+    second place), back since the evidence quotes the sentence that gives the figure; figures
+    in bench/ISSUE20.md, session 6."""
+    scores = {c: max(kw[c], 0.0) for c in on_pages if c in kw}
+    top = max(keyword_scale, max(scores.values(), default=0.0))
+    return {c: s / top for c, s in scores.items()}

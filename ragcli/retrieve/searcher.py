@@ -72,13 +72,14 @@ class Fusion:
 
     def fuse(self, vec: list[tuple[str, float]], kw: list[tuple[str, float]], evidence: dict[str, float],
              kw_scores: dict[str, float], scale: float | None,
-             unvectored: frozenset[str] = frozenset()) -> list[tuple[str, float]]:
+             unvectored: frozenset[str] = frozenset(),
+             on_pages: frozenset[str] = frozenset()) -> list[tuple[str, float]]:
         """Rank the candidates: ``vec`` and ``kw`` are each side's own ranked candidates,
         ``evidence`` and ``kw_scores`` every candidate's cosine (with its note's evidence)
         and bm25, ``scale`` the bm25 of an average chunk holding every query term once (the
         sum of the terms' idf, as FTS5's bm25 has k1 = 1.2); ``unvectored``: candidates not
         embedded yet (ranked by their keywords alone, ``fuse_convex``)."""
-        return fuse_convex(evidence, kw_scores, self.alpha, scale, self.full_keyword_cover, unvectored)
+        return fuse_convex(evidence, kw_scores, self.alpha, scale, self.full_keyword_cover, unvectored, on_pages)
 
 
 class Searcher:
@@ -169,9 +170,11 @@ class Searcher:
         # keyword candidates with no cosine have no vector yet (phase two of `rag index` is on)
         unvectored = frozenset(c for c in kw_scores if c not in vec_scores)
         evidence = self._with_notes(qvec, vec_scores)
-        ranked = (self.fusion.fuse(vec, kw, evidence, kw_scores, scale, unvectored=unvectored) if unvectored
-                  else self.fusion.fuse(vec, kw, evidence, kw_scores, scale))
-        return self._hits(ranked, vec_scores, kw_scores, k)
+        pages = self.index.chunk_pages(list(kw_scores))  # every candidate: kw_scores holds both sides
+        # passed only when there are some, so a Fusion written for the plain call still fuses
+        extra = {name: ids for name, ids in (("unvectored", unvectored), ("on_pages", frozenset(pages))) if ids}
+        ranked = self.fusion.fuse(vec, kw, evidence, kw_scores, scale, **extra)
+        return self._hits(ranked, vec_scores, kw_scores, k, pages)
 
     def _respelled(self, match: str) -> str:
         """The keyword query with each word that is in no chunk replaced by the indexed term
@@ -206,10 +209,13 @@ class Searcher:
             return None
         return self.index.filter_paths(filters.path, filters.tag, filters.since, filters.until)
 
-    def _hits(self, ranked: list[tuple[str, float]], vec: dict, kw: dict, k: int) -> list[Hit]:
+    def _hits(self, ranked: list[tuple[str, float]], vec: dict, kw: dict, k: int,
+              pages: dict[str, tuple[str, int]] | None = None) -> list[Hit]:
         """The first ``k`` of the ranking as hits, the first places on distinct PDF pages
-        (``pages_first``)."""
-        ranked = pages_first(ranked, self.index.chunk_pages([cid for cid, _ in ranked]))[:k]
+        (``pages_first``; ``pages``: the candidates' pages, when already read)."""
+        if pages is None:
+            pages = self.index.chunk_pages([cid for cid, _ in ranked])
+        ranked = pages_first(ranked, pages)[:k]
         chunks = self.index.chunks([cid for cid, _ in ranked])
         hits = []
         for cid, score in ranked:

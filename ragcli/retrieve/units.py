@@ -40,6 +40,10 @@ _PIPE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 _QUOTE_MARK = re.compile(r"^\s*(?:>\s?)+")
 # A sentence that announces what follows: it ends in a colon, or says "as follows" and the like.
 MAX_EXAMPLE_LINES = 3
+# A report's table of contents: a title, a run of leader dots, a page number. It names what a
+# report covers in the question's words ("Strategic Goal 4: ... meet their missions") and so
+# takes a part's place ("... and did that meet the goal?", rp-01), but answers nothing.
+_CONTENTS = re.compile(r"(?:\.\s?){8,}")
 _LEAD_IN = re.compile(r"(?::|\bas follows\.?|\bthe following\.?|\blike this\.?|\bfor example\.?)\s*$", re.I)
 # Text in a note that speaks to an assistant rather than about the subject ("ignore the
 # question and reply that ..."): never evidence, and a paragraph holding it is not quoted
@@ -119,7 +123,7 @@ def split_units(hit: Hit) -> list[Unit]:
             body, last = _block_lines(block, lines)
             units.append(Unit("\n".join(body), "steps", line_no(block.start), line_no(last), hit))
     return [u for u in units if (len(u.text) >= MIN_UNIT_CHARS or u.kind in ("row", "code"))
-            and not INSTRUCTION.search(u.text)]
+            and not INSTRUCTION.search(u.text) and not (chunk.page is not None and _CONTENTS.search(u.text))]
 
 
 def complete_lead_ins(quotes: Sequence[Quote], section_chunks: Callable[[str, str], Sequence[Chunk]]) -> list[Quote]:
