@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 from helpers import index_state, ok, rag, rag_popen, verify_json
 
 from test_crash import _meta, assert_like_clean_build, check_left_behind, kill_at
@@ -122,3 +123,21 @@ def test_killed_while_both_phases_run_resumes_and_embeds_nothing_twice(tmp_path)
     assert code == 0 and checked["vectors_pending"] == 0, checked
     assert_like_clean_build(notes, home, tmp_path / "clean")
     _assert_same(_rows(home, rowids=False), _rows(tmp_path / "clean", rowids=False))
+
+
+def test_the_overlap_is_for_an_embedder_on_a_gpu_unless_set(rag_home):
+    from ragcli.config import load_config
+    from ragcli.embed import make_embedder
+    from ragcli.errors import ConfigError
+    from ragcli.pipeline.indexing import overlaps
+
+    embedder = make_embedder(load_config())
+    try:
+        assert embedder.n_gpu_layers == 0  # this machine has no GPU: the layers are on the CPU
+        assert not overlaps(load_config(), embedder)
+        assert overlaps(load_config(env={**ON, "RAG_HOME": str(rag_home)}), embedder)
+        assert not overlaps(load_config({"index_overlap": "off"}), embedder)
+    finally:
+        embedder.close()
+    with pytest.raises(ConfigError, match="RAG_INDEX_OVERLAP must be one of auto, on, off"):
+        load_config(env={"RAG_INDEX_OVERLAP": "sometimes", "RAG_HOME": str(rag_home)})
