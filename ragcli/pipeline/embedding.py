@@ -59,16 +59,11 @@ class PendingEmbedder(Closing):
         self._ahead.shutdown(wait=True)
 
     def feed(self) -> None:
-        """During phase one: write the batch the embedder has finished and hand it the next.
-        Returns at once while it is still embedding."""
+        """During phase one: when the embedder has finished its batch, hand it the next and
+        write the one it finished. Returns at once while it is still embedding."""
         if self._inflight is not None and not self._inflight.vectors.done():
             return
-        self._write(self._inflight)
-        self._inflight = None
-        batch = self.idx.pending_vectors(BATCH_CHUNKS, self.after)
-        if batch:
-            self.after = batch[-1][2]
-            self._inflight = self._submit(batch)
+        self._next(self.idx.pending_vectors(BATCH_CHUNKS, self.after))
 
     def drain(self) -> int:
         """Phase two: embed until a walk from the start finds no chunk waiting; returns the
@@ -86,17 +81,24 @@ class PendingEmbedder(Closing):
                 batch = self.idx.pending_vectors(BATCH_CHUNKS)
             if not batch:
                 break
-            self.after = batch[-1][2]
-            # A text repeated across the two batches (one key) is embedded once.
-            batch = [b for b in batch if self._inflight is None or b[0] not in self._inflight.keys]
-            if not batch:
-                continue
-            job = self._submit(batch)
-            self._write(self._inflight)
-            self._inflight = job
+            self._next(batch)
         self._write(self._inflight)
         self._inflight = None
         return self.made - made_before
+
+    def _next(self, batch: list[tuple[str, str, int]]) -> None:
+        """Hand ``batch`` (``pending_vectors`` rows) to the embedder, then write the batch it
+        embedded before: on a GPU that write was a fifth of phase two, time the embedder sat
+        idle (bench/ISSUE21.md)."""
+        if not batch:
+            return
+        self.after = batch[-1][2]
+        # A text repeated across the two batches (one key) is embedded once.
+        batch = [b for b in batch if self._inflight is None or b[0] not in self._inflight.keys]
+        if batch:
+            job = self._submit(batch)
+            self._write(self._inflight)
+            self._inflight = job
 
     def _submit(self, batch: list[tuple[str, str, int]]) -> _Job:
         keys, ids = [b[0] for b in batch], [b[1] for b in batch]
