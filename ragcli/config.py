@@ -55,6 +55,8 @@ class Config:
     threads: int = 0  # 0: all cores
     # models: layers of the embedder *and* the generator put on the GPU
     n_gpu_layers: int = -1  # -1: all layers when llama.cpp has a GPU backend, else none
+    # phase two of `rag index` embedding beside phase one: auto (when the embedder is on a GPU), on, off
+    index_overlap: str = "auto"
     # parsing limits
     parse_timeout: float = 30.0
     parse_memory_mb: int = 1024
@@ -80,6 +82,7 @@ _PATH_KEYS = {"config_file", "data_dir", "models_dir"}
 POOLINGS = ("", "mean", "cls", "last")
 MODES = ("hybrid", "vector", "keyword")  # the search modes, for every door (CLI, socket, MCP)
 DAEMON = ("auto", "off", "require")
+OVERLAP = ("auto", "on", "off")
 # Settings whose command-line flag is spelled otherwise than --<setting>: a bad value is
 # reported under the flag the user typed (commands/options.py).
 FLAGS = {"llm_model": "--model", "n_ctx": "--ctx", "n_gpu_layers": "--gpu-layers", "top_k": "--top-k"}
@@ -156,7 +159,7 @@ def load_config(overrides: dict[str, Any] | None = None, env: dict[str, str] | N
     for key, raw, where in given:  # in rising precedence: the last one wins
         values[key], source[key] = _coerce(key, raw, where), where
     for key, allowed, default in (("mode", MODES, "hybrid"), ("daemon", DAEMON, "auto"),
-                                  ("embed_pooling", POOLINGS, "")):
+                                  ("index_overlap", OVERLAP, "auto"), ("embed_pooling", POOLINGS, "")):
         if values.get(key, default) not in allowed:
             empty = " (or empty: the model's own)" if "" in allowed else ""
             raise ConfigError(f"{source[key]} must be one of {', '.join(filter(None, allowed))}{empty}, "

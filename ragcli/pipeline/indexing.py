@@ -15,6 +15,11 @@ note as soon as it ends, minutes into a big vault. Phase two (``embed_pending``)
 chunks that have no vector yet, in committed batches. The index itself says what is left
 (chunks whose vector is not cached), so a run killed in either phase is resumed by the next
 one, and nothing is embedded twice.
+
+With the embedder on a GPU the two phases overlap (``index_overlap``): phase two's embedder
+takes phase one's committed batches while phase one goes on, so the GPU is not idle while
+notes are parsed (``pipeline.embedding``). On the CPU the embedder would take the cores
+phase one needs, and keyword search would be ready later: there the phases run in turn.
 """
 
 from __future__ import annotations
@@ -45,10 +50,11 @@ from ..store import (
 )
 from ..store.notes import unit_mean
 from ..types import Document, FileFailure
+from .embedding import BATCH_CHUNKS, PendingEmbedder
 from .reading import read_files
 from .session import Session
 
-FLUSH_CHUNKS = 128  # chunks embedded and written per transaction
+FLUSH_CHUNKS = BATCH_CHUNKS  # chunks per phase-one transaction, as phase two embeds them
 FLUSH_FILES = 64
 
 
@@ -107,6 +113,7 @@ class Indexer(Closing):
         self.session = Session(config, progress, cancel)
         self.idx = self.session.open_writer(role=role, wait=wait)
         self._fingerprint_checked = False
+        self._embedding: PendingEmbedder | None = None  # phase two, once started (during phase one: the overlap)
 
     def close(self) -> None:
         self.session.close()
@@ -147,10 +154,13 @@ class Indexer(Closing):
             self.idx.check_chunker(chunker_settings(self.config))
             if _embedding_settings_in_play(self.config, self.idx.fingerprint()):
                 self.embedder()  # pooling or prefixes set (or recorded): checked even with nothing to do
-        self._sync_files(roots, report, scope)
-        # Phase one is committed: every changed note is found by keyword search from here on.
-        report.keyword_seconds = round(time.monotonic() - started, 3)
-        self.embed_pending(report)
+        try:
+            self._sync_files(roots, report, scope)
+            # Phase one is committed: every changed note is found by keyword search from here on.
+            report.keyword_seconds = round(time.monotonic() - started, 3)
+            self.embed_pending(report)
+        finally:
+            self._stop_embedding()
         report.seconds = round(time.monotonic() - started, 3)
         return report
 
@@ -191,6 +201,7 @@ class Indexer(Closing):
             self.idx.open_vectors_ahead()
             docs = read_files(self.session, [found[p] for p in order], resolver, roots, report,
                               self._chunk_plan(resolver, sum(sizes)))
+            self._start_overlap()
             with closing(docs):  # a run stopped half-way lets the workers go now
                 self.add_documents(docs, report, total=len(todo), sizes=sizes)
         self.idx.prune()  # before phase two: a vector no chunk uses is never embedded for nothing
@@ -236,6 +247,8 @@ class Indexer(Closing):
             if pending_chunks >= FLUSH_CHUNKS or len(pending) >= FLUSH_FILES:
                 self._flush(pending, report)
                 pending, pending_chunks = [], 0
+                if self._embedding is not None:  # the overlap: the embedder takes what was committed
+                    self._embedding.feed()
         if pending:
             self._flush(pending, report)
 
@@ -269,16 +282,6 @@ class Indexer(Closing):
                          int(self.config.max_file_mb * 1024 * 1024), resolver.to_dict(),
                          getattr(embedder, "counts_add_up", False))
 
-    def _store_vectors(self, job, made: int, waiting: int) -> int:
-        """Write one embedded batch (``(keys, last path, future vectors)``, or None); how many."""
-        if job is None:
-            return 0
-        keys, path, vectors = job
-        self.idx.add_vectors(dict(zip(keys, vectors.result())))
-        report_progress(self.progress, "Embedding", min(made + len(keys), waiting), waiting,
-                        note=f"{made + len(keys)} vectors", item=path)
-        return len(keys)
-
     def _flush(self, pending: list[_Pending], report: IndexReport) -> None:
         """Phase one: write the batch of files (chunks and keyword rows) in one transaction.
         Chunks whose vector is cached get it now; the others wait for ``embed_pending``."""
@@ -301,46 +304,46 @@ class Indexer(Closing):
     def embed_pending(self, report: IndexReport | None = None) -> int:
         """Phase two: embed every chunk written without a vector, a batch at a time, each
         batch committed (``Index.add_vectors``): a run killed here resumes where it stopped,
-        and nothing is embedded twice. Returns how many vectors were made."""
-        if not (waiting := self.idx.pending_counts()[0]):
+        and nothing is embedded twice. Returns how many vectors were made (with those made
+        while phase one went on)."""
+        if self._embedding is None and not self.idx.pending_counts()[0]:
             self.idx.pending_done()  # a run killed in its last batch leaves only this to do
             return 0
-        embedder = self.embedder()
-        made = 0
-        report_progress(self.progress, "Embedding", 0, waiting, note="keyword search ready")
-        after = 0  # the rowid of the last chunk done: each batch reads on from there
-        # One batch embeds on a thread while the one before it is written: on a GPU the store
-        # write was a fifth of this phase, time the embedder sat idle (bench/ISSUE21.md).
-        from concurrent.futures import ThreadPoolExecutor
-
-        # Leaving the block waits for the batch on the thread: the embedder is idle when it closes.
-        with ThreadPoolExecutor(1, thread_name_prefix="ragcli-embed-ahead") as ahead:
-            inflight = None
-            while True:
-                self.session.check_cancelled()
-                batch = self.idx.pending_vectors(FLUSH_CHUNKS, after)
-                if not batch and after:  # done only when a walk from the start finds nothing left
-                    made += self._store_vectors(inflight, made, waiting)
-                    inflight, after = None, 0  # written first: the walk must not pick it again
-                    batch = self.idx.pending_vectors(FLUSH_CHUNKS)
-                if not batch:
-                    break
-                after = batch[-1][2]
-                # A text repeated across the two batches (one key) is embedded once.
-                batch = [b for b in batch if inflight is None or b[0] not in inflight[0]]
-                if not batch:
-                    continue
-                keys, ids = [b[0] for b in batch], [b[1] for b in batch]
-                chunks = self.idx.chunks(ids)
-                texts = [chunks[i].embed_text() for i in ids]
-                job = (keys, chunks[ids[-1]].path, ahead.submit(embedder.embed_documents, texts))
-                made += self._store_vectors(inflight, made, waiting)
-                inflight = job
-            made += self._store_vectors(inflight, made, waiting)
+        embedding = self._embedding or self._embedding_started()
+        try:
+            embedding.drain()
+        finally:
+            self._stop_embedding()
         self.idx.pending_done()
         if report is not None:  # a run stopped in here raises: no report goes out
-            report.embedded += made
-        return made
+            report.embedded += embedding.made
+        return embedding.made
+
+    def _embedding_started(self, after: int = 0) -> PendingEmbedder:
+        self._embedding = PendingEmbedder(self.idx, self.embedder(), self.progress, self.session.check_cancelled,
+                                          after)
+        return self._embedding
+
+    def _start_overlap(self) -> None:
+        """Start phase two beside phase one when the embedder does not use the cores phase one
+        needs (``overlaps``): from the rows this run writes on."""
+        if self.config.index_overlap != "off" and overlaps(self.config, self.embedder()):
+            self._embedding_started(after=self.idx.rowid_end() - 1)
+
+    def _stop_embedding(self) -> None:
+        """Wait for the batch on the embedder's thread, if any, and forget it."""
+        embedding, self._embedding = self._embedding, None
+        if embedding is not None:
+            embedding.close()
+
+
+def overlaps(config: Config, embedder) -> bool:
+    """Whether phase two runs beside phase one: ``index_overlap`` on, or auto with the
+    embedder's layers on a GPU. On the CPU the embedder's threads take every core: phase one,
+    and with it keyword search, would be ready later (#23's "searchable in minutes")."""
+    if config.index_overlap != "auto":
+        return config.index_overlap == "on"
+    return getattr(embedder, "n_gpu_layers", 0) > 0
 
 
 @dataclass
