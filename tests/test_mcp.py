@@ -198,6 +198,7 @@ def test_malformed_calls_are_errors_and_the_server_carries_on(rag, world):
 
 
 def test_status_describes_the_index(rag, world):
+    rag.ok("search", {"query": "drip irrigation"})  # loads the searcher, whichever test ran first
     info = rag.ok("status")
     assert info["roots"] == [str(world["vault"])]
     assert info["files"] >= 10 and info["chunks"] > info["files"]

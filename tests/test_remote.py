@@ -298,12 +298,23 @@ def test_a_server_that_dies_or_is_down_is_one_error_and_the_next_run_catches_up(
     server = chroma_server(tmp_path / "data", tmp_path / "chroma.log").start()
     try:
         monkeypatch.setenv("RAG_CHROMA_URL", server.url)
-        notes = write_vault(tmp_path / "notes", notes=60, seed=5)
+        notes = tmp_path / "notes"
         home = tmp_path / "home"
         home.mkdir()
-        proc = rag_popen("index", notes, home=home)
-        wait_for(lambda: _server_count(server, home) > 0, "the first vectors on the server", DEADLINE, alive=proc)
-        server.stop(kill=True)  # the server dies in the middle of the run
+        # The server dies in the middle of a run. A machine fast enough to finish the run
+        # before the kill lands (a lent GPU indexed the 60 notes first) gets a bigger run.
+        for attempt, count in enumerate((60, 600, 3000)):
+            write_vault(notes / f"batch {attempt}", notes=count, seed=5 + attempt)
+            before = _server_count(server, home) if attempt else 0
+            proc = rag_popen("index", notes, home=home)
+            wait_for(lambda: _server_count(server, home) > before, "the run's first vectors on the server",
+                     DEADLINE, alive=proc)
+            if proc.poll() is None:
+                break
+            ok(subprocess.CompletedProcess(proc.args, proc.returncode, *proc.communicate()))
+        else:
+            pytest.fail("every run ended before the server could be killed in its middle")
+        server.stop(kill=True)
         _out, err = proc.communicate(timeout=600)
         assert_store_error(subprocess.CompletedProcess(proc.args, proc.returncode, b"", err),
                            server.url, "chroma run")
