@@ -299,6 +299,35 @@ def test_note_centroids_follow_edits_and_deletions(tmp_path, models_dir):
 
 
 @needs_corpora
+def test_the_most_recent_of_a_kind_of_report_is_the_latest_dated_one(tmp_path, models_dir):
+    """"The most recent team report" is the latest-dated file of that kind, though the older
+    one words the answer closer to the question; a question naming no period, or another kind
+    of note, is searched as before."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    for year, text in (("2023", "In the team report, the build time was 12 minutes on average."),
+                       ("2024", "Builds took 9 minutes this year, after the cache was moved."),
+                       ("2025", "Ideas for the offsite: hiking, a boat trip.")):
+        title = "Team report" if year != "2025" else "Offsite plans"
+        (notes / f"{title} {year}.md").write_text(f"---\ndate: {year}-12-31\ntags: [team]\n---\n"
+                                                   f"# {title} {year}\n\n{text}\n")
+    config = load_config(env={"RAG_HOME": str(tmp_path / "home"), "RAG_MODELS_DIR": str(models_dir)})
+    index(config, [notes])
+    s = Searcher(config)
+    try:
+        plain = s.search("What was the build time in the team report?", k=3)
+        assert plain[0].chunk.path.endswith("Team report 2023.md")  # its words are the question's
+        latest = s.search("What was the build time in the most recent team report?", k=3)
+        assert latest[0].chunk.path.endswith("Team report 2024.md"), [h.chunk.path for h in latest]
+        assert [h.rank for h in latest] == list(range(1, len(latest) + 1))
+        assert not any(h.chunk.path.endswith("Team report 2023.md") for h in latest)  # the older one
+        named = s.search("What was the build time in the most recent team report?", k=3,
+                         filters=Filters(path="*2023*"))  # a path the reader chose wins
+        assert named[0].chunk.path.endswith("Team report 2023.md")
+    finally:
+        s.close()
+
+
 def test_paraphrased_questions_find_their_note_on_the_help_vault(help_vault_env):
     """Issue 13: questions in the user's words, not the note's (bench/questions/paraphrase.jsonl)."""
     import json

@@ -25,9 +25,10 @@ are in ``bench/fusion_variants.py``, as ``Fusion`` subclasses the benches compar
 
 from __future__ import annotations
 
+import re
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -43,6 +44,9 @@ CANDIDATES = 50  # per side, before fusion
 # The first places of a search that stand on distinct PDF pages (pages_first): the sources a
 # reader reads first, and the hits whose sections and pages evidence reads further (SECTION_HITS).
 PAGE_PLACES = 3
+# "OPM's most recent annual performance report", "the latest quarterly filing": the latest
+# period of that kind of document, not whichever of them words the answer best
+_LATEST = re.compile(r"\b(?:most recent|latest|newest)\b", re.I)
 PASSAGE_CACHE = 4096  # evidence passages' vectors kept between questions (1.5 kB each at 384 dims)
 
 @dataclass(frozen=True)
@@ -143,14 +147,39 @@ class Searcher:
             return []
         match = self._respelled(fts_query(query)) if mode != "vector" else ""
         if mode == "hybrid":
-            return self._hybrid(query, match, k, n, paths)
-        if mode == "keyword":
+            hits = self._hybrid(query, match, k, n, paths)
+        elif mode == "keyword":
             kw = self._ranker.start(match, n, paths)() if match else []
-            return self._hits(kw, {}, dict(kw), k)
-        qvec = self.embedder.embed_queries([query])[0]
-        cosines = dict(self.index.vector_search(qvec, n, paths))
-        ranked = sorted(self._with_notes(qvec, cosines).items(), key=lambda item: (-item[1], item[0]))
-        return self._hits(ranked, cosines, {}, k)
+            hits = self._hits(kw, {}, dict(kw), k)
+        else:
+            qvec = self.embedder.embed_queries([query])[0]
+            cosines = dict(self.index.vector_search(qvec, n, paths))
+            ranked = sorted(self._with_notes(qvec, cosines).items(), key=lambda item: (-item[1], item[0]))
+            hits = self._hits(ranked, cosines, {}, k)
+        if paths is None and _LATEST.search(query):
+            return self._latest_of_its_kind(query, hits, k, mode, candidates)
+        return hits
+
+    def _latest_of_its_kind(self, query: str, hits: list[Hit], k: int, mode: str,
+                            candidates: int | None) -> list[Hit]:
+        """For a question about the most recent of something: the hits of the latest-dated
+        file of the top hit's kind (the same title but for its period, and the same tags but
+        for its period's: "Annual Performance Report Fiscal Year 2022", tag "opm"), searched
+        within it, before the rest; the older files of that kind are left out. The top hit's
+        file often words the answer best (OPM's engagement score is in FY 2016's report as in
+        FY 2022's), but a reader who says "the most recent" means the latest period."""
+        dated = self.index.dated_files()
+        top = next((h.chunk.path for h in hits if h.chunk.path in dated), None)
+        kind = _kind(*dated[top][1:]) if top is not None else None
+        if not kind or not kind[0]:
+            return hits
+        kin = [path for path, (_date, title, tags) in dated.items() if _kind(title, tags) == kind]
+        latest = max(kin, key=lambda path: dated[path][0])
+        if dated[latest][0] <= dated[top][0]:
+            return hits
+        within = self.search(query, k, mode, Filters(path=_glob_literal(latest)), candidates)
+        rest = [h for h in hits if h.chunk.path not in kin]
+        return [replace(h, rank=n) for n, h in enumerate((within + rest)[:k], 1)]
 
     def _hybrid(self, query: str, match: str, k: int, n: int, paths: list[str] | None) -> list[Hit]:
         """Both sides' candidates, completed and fused (see the module's docstring).
@@ -248,3 +277,20 @@ def pages_first(ranked: list[tuple[str, float]], pages: dict[str, tuple[str, int
         else:
             rest.append((cid, score))
     return first + rest
+
+
+def _glob_literal(path: str) -> str:
+    """``path`` as a GLOB pattern that matches it alone."""
+    return re.sub(r"([*?\[])", r"[\1]", path)
+
+
+# what tells two files of one kind apart: their period ("Fiscal Year 2016", "Q2", "fy2016")
+_PERIOD_WORDS = re.compile(r"\b(?:fy|fiscal|year|years|annual|quarter|quarterly|q[1-4]|first|second|third|fourth|"
+                           r"months?|ended|edition|jan\w*|feb\w*|mar\w*|apr\w*|may|jun\w*|jul\w*|aug\w*|sep\w*|"
+                           r"oct\w*|nov\w*|dec\w*)\b|[^a-z]+")
+
+
+def _kind(title: str, tags: frozenset[str]) -> tuple[str, frozenset[str]]:
+    """A dated file's kind: its title without its period, and its tags without a figure."""
+    return (" ".join(_PERIOD_WORDS.sub(" ", title.lower()).split()),
+            frozenset(t for t in tags if not any(c.isdigit() for c in t)))

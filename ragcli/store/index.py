@@ -105,6 +105,7 @@ class Index(Closing):
     note_headings = _part("reads", "note_headings")
     chunk_pages = _part("reads", "chunk_pages")
     filter_paths = _part("reads", "filter_paths")
+    dated_files = _part("reads", "dated_files")
     rebuild_keywords = _part("_m", "rebuild_keywords")
     drop_orphan_chunks = _part("_m", "drop_orphan_chunks")
     fill_centroids = _part("repairs", "fill_centroids")

@@ -182,6 +182,14 @@ def _edits(a: str, b: str, limit: int) -> int:
     return min(prev[-1], limit + 1)
 
 
+def dated_files(db: sqlite3.Connection) -> dict[str, tuple[str, str, frozenset[str]]]:
+    """Every file with a date (a note's front matter, a report's period end): its date, title
+    and tags."""
+    rows = db.execute("SELECT path, date, title, tags FROM files WHERE date IS NOT NULL")
+    return {path: (date, title or "", frozenset(t for t in (tags or "").split("|") if t))
+            for path, date, title, tags in rows}
+
+
 def filter_paths(db: sqlite3.Connection, path_glob: str | None = None, tag: str | None = None,
                  since: str | None = None, until: str | None = None) -> list[str]:
     """Paths matching the filters: glob on the path, a tag, a date range (note date or mtime)."""

@@ -33,6 +33,7 @@ class Searching:
     keyword_df = _on_db(keywords.keyword_df)
     respell = _on_db(keywords.respell)
     filter_paths = _on_db(keywords.filter_paths)
+    dated_files = _on_db(keywords.dated_files)
 
     def __init__(self, manifest: Manifest, vectors: Vectors):
         self._m = manifest
