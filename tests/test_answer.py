@@ -632,6 +632,24 @@ def test_a_sentence_that_restates_its_quote_is_not_shown():
     assert adds_to_quotes(off_topic, "What pressure is the regulator set to?", quotes).reason
 
 
+def test_the_notes_quoted_again_under_the_quotes_are_not_shown():
+    # SmolLM2 on "At what temperature do I bake the sourdough?" (ex-10): the quote again, cut
+    # short, behind "The notes say:"; the issue's "Your notes say: “…” [1]" repeats
+    from ragcli.generate.check import adds_to_quotes
+
+    quotes = {1: "Sourdough > Method\nBake in a Dutch oven at 250 °C: 20 minutes lid on, 25 minutes lid off."}
+    question = "At what temperature do I bake the sourdough?"
+    for said in ('The notes say: "Bake in a Dutch oven at 250°C, lid on [1].',
+                 "Your notes say: “Bake in a Dutch oven at 250 °C” [1].",
+                 'According to the notes, "bake in a Dutch oven at 250 °C" [1].'):
+        verdict = check_sentence(said, quotes, question)
+        assert verdict.ok and adds_to_quotes(verdict, question, quotes).reason == "restates its quote", said
+    lifted = check_sentence("Bake it at 250 °C [1].", quotes, question)
+    assert adds_to_quotes(lifted, question, quotes).ok  # the figure, lifted out, still is
+    stated = check_sentence("The notes state the bake is at 250 °C [1].", quotes, question)
+    assert adds_to_quotes(stated, question, quotes).ok  # said in its own words, no quotation
+
+
 def test_a_sentence_copied_from_its_quote_is_not_shown_even_with_a_figure():
     # SmolLM2 on "How many clicks for espresso on my grinder?": the quote's first sentence, word for
     # word, holds a figure (not the one asked) and was shown as the answer above the quote

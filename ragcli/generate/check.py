@@ -291,6 +291,9 @@ def _with_citations(verdict: Verdict) -> str:
 
 _YES_NO = re.compile(r"^\s*(?:is|are|was|were|do|does|did|can|could|should|would|will|has|have|must)\b", re.I)
 _DIRECT = re.compile(r"^\s*(?:yes|no)\b", re.I)
+# the notes quoted again under the quotes: 'The notes say: "Bake in a Dutch oven at 250°C, lid on'
+_QUOTING = re.compile(r"^\W*(?:(?:the|your|my)\s+)?(?:notes?|sources?|quotes?|passages?)\s+(?:says?|states?|reads?)\b"
+                      r"\W*[\"“]|^\W*according to (?:the |your )?(?:notes?|sources?)\W*[\"“]", re.I)
 
 
 def adds_to_quotes(verdict: Verdict, question: str, quotes: dict[int, str]) -> Verdict:
@@ -298,7 +301,7 @@ def adds_to_quotes(verdict: Verdict, question: str, quotes: dict[int, str]) -> V
     no, the figure the question asks for lifted out, or a combination of two quotes. One that
     restates a quote makes the reader read it twice; one that shares nothing with the question
     does not answer it."""
-    if _copied(verdict.text, [quotes[n] for n in verdict.cited if n in quotes]):
+    if _QUOTING.search(verdict.text) or _copied(verdict.text, [quotes[n] for n in verdict.cited if n in quotes]):
         # a sentence of the quote above it, word for word: even with a figure it is read twice
         # (and may not be the one asked: "Hand grinder with 30 micron steps per click" for clicks)
         return Verdict(verdict.sentence, verdict.text, verdict.cited, False, "restates its quote", [],
