@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 
 from ..ingest.pdf_tables import ROW, is_figure
 from ..types import Hit, Quote
-from .units import split_units
+from .units import pipe_cells, split_units
 from ..words import asks_figure, query_terms
 
 MIN_SHARED = 2  # question words a row's label and header must share with the question
@@ -154,17 +154,13 @@ def _row_lines(text: str) -> list[str]:
             header = None
             out.append(line.removeprefix(ROW.strip()).strip())
         elif k + 1 < len(lines) and _TABLE_RULE.match(lines[k + 1]):
-            header = _table_cells(line)
+            header = pipe_cells(line)
         elif header is not None and not _TABLE_RULE.match(line):
-            label, *values = _table_cells(line)
+            label, *values = pipe_cells(line)
             cells = [f"{h}: {v}" for h, v in zip(header[1:], values) if h and v]
             if label and cells:
                 out.append(f"{label} — {_CELL_SEP.join(cells)}")
     return out
-
-
-def _table_cells(line: str) -> list[str]:
-    return [c.strip() for c in line.strip().strip("|").split("|")]
 
 
 def asks_for_figure(question: str) -> bool:

@@ -320,10 +320,15 @@ def _headless_table(content: str) -> bool:
     return all(_PIPE_ROW.match(ln) for ln in lines)
 
 
+def pipe_cells(line: str) -> list[str]:
+    """The cells of one Markdown table line ("| Espresso | 8 |" -> ["Espresso", "8"])."""
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
 def _loose_rows(content: str, start: int, hit: Hit, line_no) -> list[Unit]:
     units = []
     for k, line in enumerate(content.split("\n")):
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        cells = pipe_cells(line)
         if any(c.strip(" -:") for c in cells):
             units.append(Unit(" | ".join(cells), "row", line_no(start + k), line_no(start + k), hit))
     return units
