@@ -87,3 +87,16 @@ def example_vault_env(tmp_path_factory, models_dir) -> dict[str, str]:
     env = {"RAG_HOME": str(home), "RAG_MODELS_DIR": str(models_dir)}
     index(load_config(env=env), [EXAMPLES / "vault"])
     return env
+
+
+@pytest.fixture
+def searcher(example_vault_env, monkeypatch):
+    """A Searcher over examples/vault (test_retrieve's module has its own, over its vault)."""
+    from ragcli.config import load_config
+    from ragcli.retrieve import Searcher
+
+    for key, value in example_vault_env.items():
+        monkeypatch.setenv(key, value)
+    searcher = Searcher(load_config())
+    yield searcher
+    searcher.close()

@@ -7,22 +7,10 @@ Units from real Markdown, scored by the real embedding model over the example va
 
 from __future__ import annotations
 
-import pytest
 
-from ragcli.config import load_config
-from ragcli.retrieve import Searcher
 from ragcli.retrieve.evidence import select_quotes, split_units
 from ragcli.retrieve.parts import question_parts
 from ragcli.types import Chunk, Hit
-
-
-@pytest.fixture
-def searcher(example_vault_env, monkeypatch):
-    for key, value in example_vault_env.items():
-        monkeypatch.setenv(key, value)
-    searcher = Searcher(load_config())
-    yield searcher
-    searcher.close()
 
 
 def _idf(searcher):

@@ -7,10 +7,7 @@ last test scores them with the real embedding model.
 
 from __future__ import annotations
 
-import pytest
 
-from ragcli.config import load_config
-from ragcli.retrieve import Searcher
 from ragcli.retrieve.evidence import select_quotes, split_units
 from ragcli.retrieve.padding import gives_step, without_padding
 from ragcli.types import Chunk, Hit
@@ -76,15 +73,6 @@ def test_an_extra_quote_of_a_question_in_parts_holds_one_of_its_words():
     assert without_padding([(0.59, bake), (0.48, bulk)], question, False, True, [bake], None) == [(0.59, bake)]
     # chosen for a part, it stays
     assert len(without_padding([(0.59, bake), (0.48, bulk)], question, False, True, [bake, bulk], None)) == 2
-
-
-@pytest.fixture
-def searcher(example_vault_env, monkeypatch):
-    for key, value in example_vault_env.items():
-        monkeypatch.setenv(key, value)
-    searcher = Searcher(load_config())
-    yield searcher
-    searcher.close()
 
 
 def test_the_live_preview_note_is_not_quoted_for_a_live_website(searcher):
