@@ -326,12 +326,9 @@ def pipe_cells(line: str) -> list[str]:
 
 
 def _loose_rows(content: str, start: int, hit: Hit, line_no) -> list[Unit]:
-    units = []
-    for k, line in enumerate(content.split("\n")):
-        cells = pipe_cells(line)
-        if any(c.strip(" -:") for c in cells):
-            units.append(Unit(" | ".join(cells), "row", line_no(start + k), line_no(start + k), hit))
-    return units
+    rows = [(k, pipe_cells(line)) for k, line in enumerate(content.split("\n"))]
+    return [Unit(" | ".join(cells), "row", line_no(start + k), line_no(start + k), hit)
+            for k, cells in rows if any(c.strip(" -:") for c in cells)]
 
 
 def _row_text(cells: list[str], names: list[str]) -> str:
