@@ -6,6 +6,7 @@ Real index in a temp dir, the real embedding model, `rag ask` end to end."""
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 
 import numpy as np
@@ -52,9 +53,15 @@ def _quotes(config) -> tuple[list[str], list[str]]:
 def test_second_ask_embeds_nothing_and_quotes_the_same(tmp_path):
     config = load_config()
     index(config, [_vault(tmp_path)])
-    first, embedded = _quotes(config)
+    old = os.umask(0o022)  # a usual umask: the cache's files must not rely on the caller's
+    try:
+        first, embedded = _quotes(config)
+    finally:
+        os.umask(old)
     assert any("8 clicks" in q for q in first) and embedded
     assert _rows(config) >= len(set(embedded))
+    for part in config.index_dir.glob(PASSAGES_NAME + "*"):  # the file and its WAL: private, as the index
+        assert part.stat().st_mode & 0o077 == 0, part
     again, embedded_again = _quotes(config)
     assert again == first
     assert set(embedded_again) <= {QUESTION}  # the search's query vector; every passage came from the cache
