@@ -98,10 +98,13 @@ class Searcher:
         self.fusion = fusion or Fusion()
         self._ranker = KeywordRanker(self.index)
         self._passages: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._on_disk = None  # the passage cache beside the index, opened when first needed
 
     def close(self) -> None:
         embedder, self._embedder = (self._embedder if self._own_embedder else None), None
         try:
+            if self._on_disk is not None:
+                self._on_disk.close()
             self._ranker.close()
             self.index.close()
         finally:
@@ -121,9 +124,10 @@ class Searcher:
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         """Vectors of evidence passages, remembered between questions: a chat's follow-ups and
         a watcher's next questions quote the same notes again, and embedding the candidate
-        passages is most of the time to the first quote."""
+        passages is most of the time to the first quote. Those not in memory are read from the
+        cache beside the index (``store.passages``), and only the rest are embedded."""
         missing = [t for t in dict.fromkeys(texts) if t not in self._passages]
-        fresh = dict(zip(missing, self.embedder.embed(missing))) if missing else {}
+        fresh = self._passages_on_disk(missing) if missing else {}
         vectors = np.stack([fresh[t] if t in fresh else self._passages[t] for t in texts])
         for t in texts:
             self._passages[t] = fresh.get(t, self._passages.get(t))
@@ -131,6 +135,22 @@ class Searcher:
         while len(self._passages) > PASSAGE_CACHE:
             self._passages.popitem(last=False)
         return vectors
+
+    def _passages_on_disk(self, texts: list[str]) -> dict[str, np.ndarray]:
+        """Vectors of ``texts`` from the passage cache, the rest embedded and written there."""
+        embedder = self.embedder
+        if self._on_disk is None:
+            from ..store.passages import PASSAGES_NAME, PassageCache
+
+            identity = {"model": embedder.model_id, "dim": int(embedder.dim), "settings": embedder.settings}
+            self._on_disk = PassageCache(self.config.index_dir / PASSAGES_NAME, identity)
+        found = self._on_disk.get(texts, int(embedder.dim))
+        missing = [t for t in texts if t not in found]
+        if missing:
+            made = dict(zip(missing, embedder.embed(missing)))
+            self._on_disk.put(made)
+            found.update(made)
+        return found
 
     def search(self, query: str, k: int = 10, mode: str | None = None,
                filters: Filters | None = None, candidates: int | None = None) -> list[Hit]:

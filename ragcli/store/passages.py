@@ -1,0 +1,145 @@
+"""Evidence passages' vectors kept on disk beside the index, so a question rarely embeds.
+
+Embedding the candidate passages (sentences, blocks, section headings) is most of the time
+to a question's first quote (bench/ISSUE19.md, "First quote"). The Searcher keeps them in
+memory between questions; this file keeps them between processes: a one-off ``rag ask``
+finds what an earlier ask, chat or watcher already embedded.
+
+It is a cache and never the truth, so it can never make an answer wrong:
+- a row is keyed by a hash of the passage's exact text, so an edited note's passages are
+  new keys (the old rows are simply not asked for again, and age out);
+- the embedder (model id, dimension, pooling and prefixes) is part of every key, so a row of
+  another embedder is never read; a file opened by another embedder is emptied first;
+- SQLite (WAL) leaves a killed writer's file sound; a file that is not a sound database
+  (torn, overwritten) is deleted and started anew, and any other failure (locked, read-only,
+  disk full) only means embedding as if nothing were cached.
+Rows are kept first in, first out, at most ``max_rows`` (1.5 kB each at 384 dims).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+PASSAGES_NAME = "passages.sqlite"
+MAX_ROWS = 60_000  # ~95 MB at 384 dims; a question adds ~50 new rows, so ~1,200 questions' worth
+_BATCH = 500  # keys per SELECT (SQLite's parameter limit is 999 on old builds)
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS vectors (key BLOB PRIMARY KEY, vec BLOB NOT NULL);
+"""
+
+
+def passage_key(identity: str, text: str) -> bytes:
+    """The row of ``text`` as embedded by ``identity``: the embedder is part of the key, so a
+    process of another embedder writing into the same file is never read as this one's."""
+    data = f"{identity}\0{text}".encode("utf-8", "surrogatepass")
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+class PassageCache:
+    """Vectors of passages by their text, for one embedder (``identity``), in ``path``."""
+
+    def __init__(self, path: Path, identity: dict, max_rows: int = MAX_ROWS):
+        self.path = path
+        self.identity = json.dumps(identity, sort_keys=True)
+        self.max_rows = max_rows
+        self.db: sqlite3.Connection | None = None
+        self._open(retry=True)
+
+    def close(self) -> None:
+        db, self.db = self.db, None
+        if db is not None:
+            with contextlib.suppress(sqlite3.Error):
+                db.close()
+
+    def get(self, texts: Sequence[str], dim: int) -> dict[str, np.ndarray]:
+        """The cached vectors among ``texts``, by text."""
+        keys = {passage_key(self.identity, t): t for t in dict.fromkeys(texts)}
+        found: dict[str, np.ndarray] = {}
+        rows = self._run(lambda db: [row for part in _parts(list(keys)) for row in db.execute(
+            f"SELECT key, vec FROM vectors WHERE key IN ({','.join('?' * len(part))})", part)]) or []
+        for key, blob in rows:
+            vec = np.frombuffer(blob, dtype=np.float32)
+            if vec.shape == (dim,):  # a row of another size is not this embedder's: not used
+                found[keys[bytes(key)]] = vec
+        return found
+
+    def put(self, vectors: dict[str, np.ndarray]) -> None:
+        """Remember ``vectors`` (text -> vector), the oldest rows let go past ``max_rows``."""
+        if not vectors:
+            return
+        rows = [(passage_key(self.identity, t), np.asarray(v, dtype=np.float32).tobytes()) for t, v in vectors.items()]
+
+        def write(db: sqlite3.Connection) -> None:
+            with db:
+                db.executemany("INSERT OR IGNORE INTO vectors(key, vec) VALUES (?, ?)", rows)
+                # rowids only grow, so the newest max_rows rows stand at the top
+                db.execute("DELETE FROM vectors WHERE rowid <= (SELECT max(rowid) FROM vectors) - ?",
+                           (self.max_rows,))
+        self._run(write)
+
+    # -- keeping the file sound -------------------------------------------------------------
+    def _open(self, retry: bool) -> None:
+        try:
+            db = sqlite3.connect(self.path, timeout=1.0, check_same_thread=False)
+            try:
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA synchronous=NORMAL")
+                db.executescript(_SCHEMA)
+                self._adopt(db)
+            except BaseException:
+                db.close()
+                raise
+        except sqlite3.OperationalError:  # locked, read-only, no space: go without the cache
+            return
+        except sqlite3.DatabaseError:  # not a database (torn, overwritten): start anew, once
+            if retry:
+                self._delete()
+                self._open(retry=False)
+            return
+        for suffix in ("", "-wal", "-shm"):
+            with contextlib.suppress(OSError):
+                os.chmod(f"{self.path}{suffix}", 0o600)  # vectors say something of the notes
+        self.db = db
+
+    def _adopt(self, db: sqlite3.Connection) -> None:
+        """Drop every row when another embedder made them (they would never be read), and
+        record this one."""
+        row = db.execute("SELECT value FROM meta WHERE key = 'embedder'").fetchone()
+        if row is not None and row[0] == self.identity:
+            return
+        with db:
+            db.execute("DELETE FROM vectors")
+            db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('embedder', ?)", (self.identity,))
+
+    def _run(self, work):
+        """``work(db)``, or None when the cache cannot serve: a busy or read-only file is
+        skipped this time; a damaged one is started anew for the next call."""
+        if self.db is None:
+            return None
+        try:
+            return work(self.db)
+        except sqlite3.OperationalError:
+            return None
+        except sqlite3.DatabaseError:
+            self.close()
+            self._delete()
+            self._open(retry=False)
+            return None
+
+    def _delete(self) -> None:
+        for suffix in ("", "-wal", "-shm"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(f"{self.path}{suffix}")
+
+
+def _parts(keys: list[bytes]) -> list[list[bytes]]:
+    return [keys[i:i + _BATCH] for i in range(0, len(keys), _BATCH)]
