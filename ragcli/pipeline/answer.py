@@ -19,6 +19,7 @@ A stage function: it never prints. Tokens reach the caller through ``on_token``.
 from __future__ import annotations
 
 import contextlib
+from dataclasses import replace
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -29,7 +30,7 @@ from ..generate import Generator, OnToken, make_generator
 from ..generate.base import Enough
 from ..generate.check import SentenceGate, Verdict, adds_to_quotes, check_sentence
 from ..generate.prompt import fit_quotes
-from ..retrieve.evidence import select_evidence
+from ..retrieve.evidence import Evidence, quote_place, select_evidence
 from ..retrieve.sections import with_matching_sections, with_sections
 from ..retrieve.counts import direct_count
 from ..retrieve.figures import direct_figure, quote_the_row
@@ -138,6 +139,7 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
     missing = evidence.missing + [p for p in evidence.parts if p not in evidence.missing
                                   and (_asks_what_no_note_says(p, quotes, searcher)
                                        or _asks_a_quality_no_passage_says(p, hits_and_rows, searcher))]
+    quotes = without_quotes_of_missing_parts(quotes, evidence, missing)
     shape = {"missing_parts": missing, "parts": parts if len(parts) > 1 else [],
              "tentative": best < EVIDENCE_FLOOR or bool(unheard), "not_mentioned": unknown + unheard}
     # "These passages may answer it": no model sentence then. Joining two quotes that may not
@@ -189,6 +191,21 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
                   cited=cited, retrieval_query=query, quotes=quotes,
                   dropped=[v.to_json() for v in gate.dropped], generated=gen.text,
                   quoted_fallback=fallback, notices=list(generator.notices), stopped=gate.enough, **shape)
+
+
+def without_quotes_of_missing_parts(quotes: list[Quote], evidence: Evidence, missing: Sequence[str]) -> list[Quote]:
+    """The quotes less those chosen for a part found missing after all ("can it transcribe my
+    voice memos": the Audio recorder paragraph was its best unit, and the answer says the notes
+    don't say it): beside "Your notes don't say", the quote is ~40 words that answer nothing.
+    A quote that is also another part's stays, and so does the best quote (the "not covered"
+    gate has read its score). The rest are renumbered 1..n."""
+    gone = {place for part, place in zip(evidence.parts, evidence.part_places) if part in missing and place}
+    gone -= {place for part, place in zip(evidence.parts, evidence.part_places) if part not in missing}
+    if not gone or not quotes:
+        return quotes
+    best = max(quotes, key=lambda q: q.score)
+    kept = [q for q in quotes if q is best or quote_place(q) not in gone]
+    return quotes if len(kept) == len(quotes) else [replace(q, n=n) for n, q in enumerate(kept, 1)]
 
 
 def _checker(asked: str, quotes: Sequence[Quote], lifted: bool = False) -> Callable[[str], Verdict]:
