@@ -9,7 +9,7 @@ from __future__ import annotations
 
 
 from ragcli.retrieve.evidence import select_quotes, split_units
-from ragcli.retrieve.padding import gives_step, without_padding
+from ragcli.retrieve.padding import best_pads, gives_step, without_padding
 from ragcli.types import Chunk, Hit
 
 EMBED = ("---\n# Embed web pages\n"
@@ -48,6 +48,18 @@ def test_beside_a_step_a_description_only_pads_a_how_to_answer():
     assert without_padding([(0.44, step), (0.43, learn)], question, True, False, [], None) == [(0.44, step)]
     # a question that asks no "how" keeps both
     assert len(without_padding([(0.44, step), (0.43, learn)], "What is an iframe?", False, False, [], None)) == 2
+
+
+def test_the_best_quote_that_only_pads_is_named_for_the_answer_to_let_go():
+    """The gate reads the best quote's score, so evidence keeps it; ``best_pads`` names it when it
+    only describes beside a step, and the answer lets it go once the gate has read it."""
+    units = _units("/v/Embed web pages.md", "Embed web pages", "Embed web pages", EMBED)
+    learn, step = _unit(units, "Learn how to use"), _unit(units, "To embed a web page")
+    question = "How do I show a live website right inside one of my notes?"
+    assert best_pads([(0.44, learn), (0.43, step)], question, True, False, [], None) is learn
+    assert best_pads([(0.44, step), (0.43, learn)], question, True, False, [], None) is None
+    assert best_pads([(0.44, learn), (0.43, step)], "What is an iframe?", False, False, [], None) is None
+    assert best_pads([(0.44, learn)], question, True, False, [], None) is None  # nothing else to show
 
 
 def test_another_notes_quote_pads_when_the_named_section_gives_the_step():

@@ -139,7 +139,7 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
     missing = evidence.missing + [p for p in evidence.parts if p not in evidence.missing
                                   and (_asks_what_no_note_says(p, quotes, searcher)
                                        or _asks_a_quality_no_passage_says(p, hits_and_rows, searcher))]
-    quotes = without_quotes_of_missing_parts(quotes, evidence, missing)
+    quotes = without_padding_best(without_quotes_of_missing_parts(quotes, evidence, missing), evidence)
     shape = {"missing_parts": missing, "parts": parts if len(parts) > 1 else [],
              "tentative": best < EVIDENCE_FLOOR or bool(unheard), "not_mentioned": unknown + unheard}
     # "These passages may answer it": no model sentence then. Joining two quotes that may not
@@ -206,6 +206,15 @@ def without_quotes_of_missing_parts(quotes: list[Quote], evidence: Evidence, mis
     best = max(quotes, key=lambda q: q.score)
     kept = [q for q in quotes if q is best or quote_place(q) not in gone]
     return quotes if len(kept) == len(quotes) else [replace(q, n=n) for n, q in enumerate(kept, 1)]
+
+
+def without_padding_best(quotes: list[Quote], evidence: Evidence) -> list[Quote]:
+    """The quotes less the best scored one when it only pads the others (``padding.best_pads``):
+    the gate has read its score and words, and beside the step it says nothing the reader needs."""
+    kept = [q for q in quotes if quote_place(q) != evidence.padding_place]
+    if evidence.padding_place is None or not kept or len(kept) == len(quotes):
+        return quotes
+    return [replace(q, n=n) for n, q in enumerate(kept, 1)]
 
 
 def _checker(asked: str, quotes: Sequence[Quote], lifted: bool = False) -> Callable[[str], Verdict]:

@@ -27,7 +27,7 @@ from ..words import answer_type, asks_figure, asks_reason, gives_reason, holds_f
 from .following import with_next_figure
 from .sections import heading_text
 from .once import dedupe_contained, inside, said_once, says_more
-from .padding import without_padding
+from .padding import best_pads, without_padding
 from .units import Unit, split_units
 
 _DIGIT = re.compile(r"\d")
@@ -112,6 +112,9 @@ class Evidence:
     # where each part's chosen unit stands ((path, page, first line), as its quote's ``place``),
     # None for a part no unit answers: a part found missing later takes its quote with it
     part_places: list[tuple | None] = field(default_factory=list)
+    # where the best quote stands when it only pads the others (``padding.best_pads``): the gate
+    # reads it, then the answer lets it go
+    padding_place: tuple | None = None
 
 
 def select_quotes(question: str, hits: Sequence[Hit], embed: Callable[[list[str]], np.ndarray],
@@ -268,12 +271,13 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
     if asks_reason(question):
         chosen = _with_reason(chosen, units, overall, limit)
     chosen = without_padding(chosen, ask, bool(_HOW.search(ask)), bool(parts), for_parts, named)
+    pads = best_pads(chosen, ask, bool(_HOW.search(ask)), bool(parts), for_parts, named)
     kept = said_once(dedupe_contained(chosen))
     added = dedupe_contained(with_next_figure(kept, units, overall, limit))
     # the next sentence may turn out to be shown already (inside a quoted block): then it takes no place
     kept = _in_reading_order(added if len(added) >= len(kept) else kept)
     quotes = [_quote(n, score, unit) for n, (score, unit) in enumerate(kept, 1)]
-    return Evidence(quotes, parts, part_scores, missing, part_places)
+    return Evidence(quotes, parts, part_scores, missing, part_places, place(pads) if pads is not None else None)
 
 
 def place(unit: Unit) -> tuple:

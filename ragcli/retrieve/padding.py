@@ -13,7 +13,9 @@ answers and multi-part sets):
 - for a question of several parts, a quote that holds none of the question's words and was
   not chosen for a part: the bulk ferment's "4 to 6 hours at 24 °C" beside the bake for "what
   temperature and how long is the sourdough baked".
-A part's quote and the best quote always stay.
+A part's quote always stays. The best scored one stays here too (the "not covered" gate reads
+its score and words), and when it only pads, ``best_pads`` says so: the answer lets it go once
+the gate has read it.
 """
 
 from __future__ import annotations
@@ -46,10 +48,12 @@ def gives_step(unit: Unit) -> bool:
 
 
 def without_padding(chosen: list[tuple[float, Unit]], question: str, how: bool, has_parts: bool,
-                    for_parts: Sequence[Unit], named: tuple[str, str] | None) -> list[tuple[float, Unit]]:
+                    for_parts: Sequence[Unit], named: tuple[str, str] | None,
+                    keep_best: bool = True) -> list[tuple[float, Unit]]:
     """``chosen`` less the quotes that only pad it (module docstring). ``how``: the question asks
     how to do something; ``for_parts``: the units chosen for the question's parts; ``named``: the
-    (title, heading) of the section whose heading comes closest to the question."""
+    (title, heading) of the section whose heading comes closest to the question; ``keep_best``:
+    the best scored stays whatever it is."""
     if len(chosen) < 2:
         return chosen
     best = max(chosen, key=lambda c: c[0])[1]
@@ -60,7 +64,7 @@ def without_padding(chosen: list[tuple[float, Unit]], question: str, how: bool, 
     asked = query_terms(question)
 
     def pads(unit: Unit) -> bool:
-        if id(unit) in for_parts_ids or unit is best:
+        if id(unit) in for_parts_ids or (unit is best and keep_best):
             return False  # the best stays: the "not covered" gate reads its score
         if how and named_notes and unit.chunk.path not in named_notes:
             return True
@@ -69,3 +73,15 @@ def without_padding(chosen: list[tuple[float, Unit]], question: str, how: bool, 
         return has_parts and not query_terms(unit.shown) & asked
 
     return [c for c in chosen if not pads(c[1])]
+
+
+def best_pads(chosen: list[tuple[float, Unit]], question: str, how: bool, has_parts: bool,
+              for_parts: Sequence[Unit], named: tuple[str, str] | None) -> Unit | None:
+    """The best scored of ``chosen`` when it only pads the others (by the same rules), else None:
+    "Use callouts to include additional content without breaking the flow of your notes" beside
+    "To create a callout, add `[!info]` ...". It is kept for the gate, and let go after it."""
+    if len(chosen) < 2:
+        return None
+    best = max(chosen, key=lambda c: c[0])[1]
+    lean = without_padding(chosen, question, how, has_parts, for_parts, named, keep_best=False)
+    return best if lean and all(u is not best for _s, u in lean) else None
