@@ -101,3 +101,21 @@ def test_the_live_preview_note_is_not_quoted_for_a_live_website(searcher):
                            searcher.embed_passages, idf)
     assert any("<iframe" in q.text for q in quotes)
     assert not any("Live Preview" in q.text for q in quotes)
+
+
+def test_the_sentence_after_a_code_sample_says_what_it_does_and_stays():
+    """Beside the bisect commands, "Bisect runs the command at each step ..." (after the code) says
+    what they do; an introduction before the code pads. A callout's title run into its text
+    ("Bookmark a heading To bookmark a heading, right-click ...") still gives the step."""
+    text = ("Git can find the bad commit.\n\n```sh\ngit bisect start\ngit bisect run pytest -x\n```\n\n"
+            "Bisect runs the command at each step and marks the commit good when it exits 0.\n")
+    units = _units("/v/Git.md", "Git", "Git > Find which commit broke a test", text)
+    code = next(u for u in units if u.kind == "code")
+    intro, after = _unit(units, "Git can find"), _unit(units, "Bisect runs")
+    question = "How can I find which commit broke a test?"
+    assert without_padding([(0.50, code), (0.45, after), (0.44, intro)], question, True, False, [], None) == [
+        (0.50, code), (0.45, after)]
+    assert best_pads([(0.50, after), (0.45, code)], question, True, False, [], None) is None
+    titled = _units("/v/Bookmarks.md", "Bookmarks", "Bookmarks",
+                    "Bookmark a heading To bookmark a heading, right-click the heading and select **Bookmark**.\n")
+    assert gives_step(titled[0])

@@ -35,6 +35,9 @@ _IMPERATIVE = re.compile(
     r"navigate|enable|disable|turn|right-click|hold|find|start|save|move|rename|delete|insert|change|"
     r"configure|download|restart|switch|toggle|search|write|put|make|check|remove|replace|edit|log|sign|drop)\b",
     re.I)
+# A callout's title run into its text ("Bookmark a heading To bookmark a heading, right-click ..."):
+# the capital says a sentence starts there.
+_TITLED_INSTRUCTION = re.compile(r"\sTo [a-z]+\b[^.,:;]{0,80},\s*\S")
 
 
 def gives_step(unit: Unit) -> bool:
@@ -44,7 +47,19 @@ def gives_step(unit: Unit) -> bool:
         return True
     text = unit.shown.rstrip()
     # a lead-in ("Tags in YAML should always be formatted as a list:") is given its block later
-    return bool(text.endswith(":") or _INSTRUCTION.search(text) or _IMPERATIVE.match(text.lstrip("*_> ")))
+    return bool(text.endswith(":") or _INSTRUCTION.search(text) or _IMPERATIVE.match(text.lstrip("*_> "))
+                or _TITLED_INSTRUCTION.search(text))
+
+
+AFTER_CODE_LINES = 3  # a fence and a blank line may stand between code and the sentence on it
+
+
+def says_what_code_does(unit: Unit, steps: Sequence[Unit]) -> bool:
+    """Is the unit the sentence just after a quoted code sample, in its note? It says what the
+    code does ("Bisect runs the command at each step and marks the commit good when it exits
+    0."), which the code alone does not; a sentence before the code introduces it and pads."""
+    return any(s.kind == "code" and s.chunk.path == unit.chunk.path
+               and 0 < unit.line_start - s.line_end <= AFTER_CODE_LINES for s in steps)
 
 
 def without_padding(chosen: list[tuple[float, Unit]], question: str, how: bool, has_parts: bool,
@@ -59,6 +74,7 @@ def without_padding(chosen: list[tuple[float, Unit]], question: str, how: bool, 
     best = max(chosen, key=lambda c: c[0])[1]
     for_parts_ids = {id(u) for u in for_parts}
     steps = {id(u) for _s, u in chosen if gives_step(u)}
+    step_units = [u for _s, u in chosen if id(u) in steps]
     named_notes = {u.chunk.path for _s, u in chosen
                    if id(u) in steps and named is not None and (u.chunk.title, u.chunk.heading) == named}
     asked = query_terms(question)
@@ -68,7 +84,7 @@ def without_padding(chosen: list[tuple[float, Unit]], question: str, how: bool, 
             return False  # the best stays: the "not covered" gate reads its score
         if how and named_notes and unit.chunk.path not in named_notes:
             return True
-        if how and id(unit) not in steps and steps - {id(unit)}:
+        if how and id(unit) not in steps and steps - {id(unit)} and not says_what_code_does(unit, step_units):
             return True
         return has_parts and not query_terms(unit.shown) & asked
 
