@@ -37,6 +37,7 @@ from ..retrieve.figures import direct_figure, quote_the_row
 from ..retrieve.parts import asked_quality, question_parts
 from ..retrieve.relevance import relevant, said_otherwise, unheard_words, unknown_names
 from ..retrieve.pages import with_following, with_page_rows
+from ..retrieve.rule_before import with_rule_before, with_sentence_after
 from ..retrieve.units import complete_lead_ins
 from ..types import Answer, Hit, Quote, Source
 from ..words import asks_figure, asks_reason, holds_figure, query_terms
@@ -125,8 +126,9 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
     evidence = select_evidence(asked, hits_and_rows, embed=searcher.embed_passages, idf=idf,
                                parts=parts, part_floor=PART_FLOOR,
                                focus=question if retrieval_query and retrieval_query != question else "")
-    quotes = complete_lead_ins(quote_the_row(asked, evidence.quotes, hits_and_rows, idf),
-                               searcher.index.section_chunks)
+    sections = searcher.index.section_chunks
+    quotes = complete_lead_ins(quote_the_row(asked, evidence.quotes, hits_and_rows, idf), sections)
+    quotes = with_sentence_after(with_rule_before(quotes, sections), asked, sections)
     timings["quotes_s"] = time.perf_counter() - started
     best = max((q.score for q in quotes), default=0.0)
     unknown = unknown_names(asked, searcher.index.keyword_df) if best < EVIDENCE_FLOOR else []

@@ -72,6 +72,11 @@ _HOW = re.compile(r"\bhow (?:do|can|should|would|could) (?:i|you|we|one)\b|\bhow
                   r"\bwhat (?:are|were) the steps\b|\bwhat do (?:i|we) need\b", re.I)
 
 
+def asks_how(question: str) -> bool:
+    """Does the question ask how to do something (a procedure answers it)?"""
+    return bool(_HOW.search(question))
+
+
 # ----------------------------------------------------------------------------- scoring
 
 

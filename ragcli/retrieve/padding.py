@@ -51,6 +51,12 @@ def gives_step(unit: Unit) -> bool:
                 or _TITLED_INSTRUCTION.search(text))
 
 
+def gives_instruction(text: str) -> bool:
+    """Does a sentence say what to do (a purpose then the step, the means, an imperative)?"""
+    text = text.rstrip()
+    return bool(_INSTRUCTION.search(text) or _IMPERATIVE.match(text.lstrip("*_> ")) or _TITLED_INSTRUCTION.search(text))
+
+
 AFTER_CODE_LINES = 3  # a fence and a blank line may stand between code and the sentence on it
 
 
