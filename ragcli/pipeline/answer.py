@@ -141,9 +141,10 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
     missing = evidence.missing + [p for p in evidence.parts if p not in evidence.missing
                                   and (_asks_what_no_note_says(p, quotes, searcher)
                                        or _asks_a_quality_no_passage_says(p, hits_and_rows, searcher))]
-    quotes = without_padding_best(without_quotes_of_missing_parts(quotes, evidence, missing), evidence)
     shape = {"missing_parts": missing, "parts": parts if len(parts) > 1 else [],
              "tentative": best < EVIDENCE_FLOOR or bool(unheard), "not_mentioned": unknown + unheard}
+    quotes = without_padding_best(without_quotes_of_missing_parts(quotes, evidence, missing), evidence,
+                                  shape["tentative"])
     # "These passages may answer it": no model sentence then. Joining two quotes that may not
     # answer made "Install the headless client, and you can use it to record your own audio"
     # of an install step and the audio recorder, each word in a quote, the claim in neither.
@@ -210,11 +211,17 @@ def without_quotes_of_missing_parts(quotes: list[Quote], evidence: Evidence, mis
     return quotes if len(kept) == len(quotes) else [replace(q, n=n) for n, q in enumerate(kept, 1)]
 
 
-def without_padding_best(quotes: list[Quote], evidence: Evidence) -> list[Quote]:
+def without_padding_best(quotes: list[Quote], evidence: Evidence, tentative: bool) -> list[Quote]:
     """The quotes less the best scored one when it only pads the others (``padding.best_pads``):
-    the gate has read its score and words, and beside the step it says nothing the reader needs."""
+    the gate has read its score and words, and beside the step it says nothing the reader needs.
+    On weak evidence ("these passages may answer it") it stays when no other quote is of its
+    note: the best passage's note is then the likeliest to be the one meant, and the steps of
+    other notes may not be ("see every page that points to the one I'm writing": Backlinks'
+    description, beside Page preview's step)."""
     kept = [q for q in quotes if quote_place(q) != evidence.padding_place]
     if evidence.padding_place is None or not kept or len(kept) == len(quotes):
+        return quotes
+    if tentative and evidence.padding_place[0] not in {q.path for q in kept}:
         return quotes
     return [replace(q, n=n) for n, q in enumerate(kept, 1)]
 
