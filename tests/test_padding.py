@@ -119,3 +119,22 @@ def test_the_sentence_after_a_code_sample_says_what_it_does_and_stays():
     titled = _units("/v/Bookmarks.md", "Bookmarks", "Bookmarks",
                     "Bookmark a heading To bookmark a heading, right-click the heading and select **Bookmark**.\n")
     assert gives_step(titled[0])
+
+
+def test_the_best_quote_is_let_go_after_the_gate_unless_weak_and_alone_in_its_note():
+    from ragcli.pipeline.answer import without_padding_best
+    from ragcli.retrieve.evidence import Evidence, quote_place
+    from ragcli.types import Quote
+
+    learn = Quote(1, "Backlinks list the notes that link to this one.", "line", "/v/Backlinks.md", "Backlinks",
+                  "Backlinks", 22, 22, None, 0.48)
+    step = Quote(2, "To preview a page, press Ctrl while hovering.", "line", "/v/Page preview.md", "Page preview",
+                 "Page preview", 6, 6, None, 0.47)
+    evidence = Evidence([learn, step], [], [], [], [], quote_place(learn))
+    assert [q.text for q in without_padding_best([learn, step], evidence, False)] == [step.text]
+    assert without_padding_best([learn, step], evidence, False)[0].n == 1  # renumbered
+    # weak evidence: the best passage's note is the likeliest meant, and no other quote is of it
+    assert without_padding_best([learn, step], evidence, True) == [learn, step]
+    same_note = Quote(2, "To show backlinks, open the Command palette.", "line", "/v/Backlinks.md", "Backlinks",
+                      "Backlinks", 63, 63, None, 0.47)
+    assert [q.text for q in without_padding_best([learn, same_note], evidence, True)] == [same_note.text]
