@@ -512,6 +512,19 @@ def test_a_part_no_note_answers_is_said_plainly(example_vault_env, monkeypatch, 
     assert "Your notes don't say: which hotel did we book?" in capsys.readouterr().out
 
 
+def test_a_part_said_missing_does_not_show_the_quote_chosen_for_it(example_vault_env, monkeypatch, capsys):
+    """"Which brand of flour": the ingredients line was the part's best unit, but no note names a
+    brand, so the part is said missing, and the line beside that answers nothing."""
+    _use(monkeypatch, example_vault_env)
+    question = "When do I feed my starter before baking, and which brand of flour do I buy?"
+    result = _ask(capsys, question, "--quotes")
+    assert result["missing_parts"] == ["which brand of flour do I buy"], result["missing_parts"]
+    shown = _shown(result)
+    assert "1:5:5 the night before" in shown
+    assert "500 g bread flour" not in shown, shown
+    assert [q["n"] for q in result["quotes"]] == list(range(1, len(result["quotes"]) + 1))
+
+
 def test_words_of_the_question_frame_are_not_its_subject():
     """"how long should the shot take" is about a shot: "should" and "take" in a note about pour
     over say nothing; "as" is not "a s(econd)"."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 
 from ragcli.retrieve.evidence import select_quotes, split_units
-from ragcli.retrieve.padding import gives_step, without_padding
+from ragcli.retrieve.padding import best_pads, gives_step, without_padding
 from ragcli.types import Chunk, Hit
 
 EMBED = ("---\n# Embed web pages\n"
@@ -48,6 +48,18 @@ def test_beside_a_step_a_description_only_pads_a_how_to_answer():
     assert without_padding([(0.44, step), (0.43, learn)], question, True, False, [], None) == [(0.44, step)]
     # a question that asks no "how" keeps both
     assert len(without_padding([(0.44, step), (0.43, learn)], "What is an iframe?", False, False, [], None)) == 2
+
+
+def test_the_best_quote_that_only_pads_is_named_for_the_answer_to_let_go():
+    """The gate reads the best quote's score, so evidence keeps it; ``best_pads`` names it when it
+    only describes beside a step, and the answer lets it go once the gate has read it."""
+    units = _units("/v/Embed web pages.md", "Embed web pages", "Embed web pages", EMBED)
+    learn, step = _unit(units, "Learn how to use"), _unit(units, "To embed a web page")
+    question = "How do I show a live website right inside one of my notes?"
+    assert best_pads([(0.44, learn), (0.43, step)], question, True, False, [], None) is learn
+    assert best_pads([(0.44, step), (0.43, learn)], question, True, False, [], None) is None
+    assert best_pads([(0.44, learn), (0.43, step)], "What is an iframe?", False, False, [], None) is None
+    assert best_pads([(0.44, learn)], question, True, False, [], None) is None  # nothing else to show
 
 
 def test_another_notes_quote_pads_when_the_named_section_gives_the_step():
@@ -89,3 +101,40 @@ def test_the_live_preview_note_is_not_quoted_for_a_live_website(searcher):
                            searcher.embed_passages, idf)
     assert any("<iframe" in q.text for q in quotes)
     assert not any("Live Preview" in q.text for q in quotes)
+
+
+def test_the_sentence_after_a_code_sample_says_what_it_does_and_stays():
+    """Beside the bisect commands, "Bisect runs the command at each step ..." (after the code) says
+    what they do; an introduction before the code pads. A callout's title run into its text
+    ("Bookmark a heading To bookmark a heading, right-click ...") still gives the step."""
+    text = ("Git can find the bad commit.\n\n```sh\ngit bisect start\ngit bisect run pytest -x\n```\n\n"
+            "Bisect runs the command at each step and marks the commit good when it exits 0.\n")
+    units = _units("/v/Git.md", "Git", "Git > Find which commit broke a test", text)
+    code = next(u for u in units if u.kind == "code")
+    intro, after = _unit(units, "Git can find"), _unit(units, "Bisect runs")
+    question = "How can I find which commit broke a test?"
+    assert without_padding([(0.50, code), (0.45, after), (0.44, intro)], question, True, False, [], None) == [
+        (0.50, code), (0.45, after)]
+    assert best_pads([(0.50, after), (0.45, code)], question, True, False, [], None) is None
+    titled = _units("/v/Bookmarks.md", "Bookmarks", "Bookmarks",
+                    "Bookmark a heading To bookmark a heading, right-click the heading and select **Bookmark**.\n")
+    assert gives_step(titled[0])
+
+
+def test_the_best_quote_is_let_go_after_the_gate_unless_weak_and_alone_in_its_note():
+    from ragcli.pipeline.answer import without_padding_best
+    from ragcli.retrieve.evidence import Evidence, quote_place
+    from ragcli.types import Quote
+
+    learn = Quote(1, "Backlinks list the notes that link to this one.", "line", "/v/Backlinks.md", "Backlinks",
+                  "Backlinks", 22, 22, None, 0.48)
+    step = Quote(2, "To preview a page, press Ctrl while hovering.", "line", "/v/Page preview.md", "Page preview",
+                 "Page preview", 6, 6, None, 0.47)
+    evidence = Evidence([learn, step], [], [], [], [], quote_place(learn))
+    assert [q.text for q in without_padding_best([learn, step], evidence, False)] == [step.text]
+    assert without_padding_best([learn, step], evidence, False)[0].n == 1  # renumbered
+    # weak evidence: the best passage's note is the likeliest meant, and no other quote is of it
+    assert without_padding_best([learn, step], evidence, True) == [learn, step]
+    same_note = Quote(2, "To show backlinks, open the Command palette.", "line", "/v/Backlinks.md", "Backlinks",
+                      "Backlinks", 63, 63, None, 0.47)
+    assert [q.text for q in without_padding_best([learn, same_note], evidence, True)] == [same_note.text]

@@ -19,6 +19,7 @@ A stage function: it never prints. Tokens reach the caller through ``on_token``.
 from __future__ import annotations
 
 import contextlib
+from dataclasses import replace
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -29,13 +30,14 @@ from ..generate import Generator, OnToken, make_generator
 from ..generate.base import Enough
 from ..generate.check import SentenceGate, Verdict, adds_to_quotes, check_sentence
 from ..generate.prompt import fit_quotes
-from ..retrieve.evidence import select_evidence
+from ..retrieve.evidence import Evidence, quote_place, select_evidence
 from ..retrieve.sections import with_matching_sections, with_sections
 from ..retrieve.counts import direct_count
 from ..retrieve.figures import direct_figure, quote_the_row
 from ..retrieve.parts import asked_quality, question_parts
 from ..retrieve.relevance import relevant, said_otherwise, unheard_words, unknown_names
 from ..retrieve.pages import with_following, with_page_rows
+from ..retrieve.rule_before import with_rule_before, with_sentence_after
 from ..retrieve.units import complete_lead_ins
 from ..types import Answer, Hit, Quote, Source
 from ..words import asks_figure, asks_reason, holds_figure, query_terms
@@ -124,8 +126,9 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
     evidence = select_evidence(asked, hits_and_rows, embed=searcher.embed_passages, idf=idf,
                                parts=parts, part_floor=PART_FLOOR,
                                focus=question if retrieval_query and retrieval_query != question else "")
-    quotes = complete_lead_ins(quote_the_row(asked, evidence.quotes, hits_and_rows, idf),
-                               searcher.index.section_chunks)
+    sections = searcher.index.section_chunks
+    quotes = complete_lead_ins(quote_the_row(asked, evidence.quotes, hits_and_rows, idf), sections)
+    quotes = with_sentence_after(with_rule_before(quotes, sections), asked, sections)
     timings["quotes_s"] = time.perf_counter() - started
     best = max((q.score for q in quotes), default=0.0)
     unknown = unknown_names(asked, searcher.index.keyword_df) if best < EVIDENCE_FLOOR else []
@@ -140,6 +143,8 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
                                        or _asks_a_quality_no_passage_says(p, hits_and_rows, searcher))]
     shape = {"missing_parts": missing, "parts": parts if len(parts) > 1 else [],
              "tentative": best < EVIDENCE_FLOOR or bool(unheard), "not_mentioned": unknown + unheard}
+    quotes = without_padding_best(without_quotes_of_missing_parts(quotes, evidence, missing), evidence,
+                                  shape["tentative"])
     # "These passages may answer it": no model sentence then. Joining two quotes that may not
     # answer made "Install the headless client, and you can use it to record your own audio"
     # of an install step and the audio recorder, each word in a quote, the claim in neither.
@@ -189,6 +194,36 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
                   cited=cited, retrieval_query=query, quotes=quotes,
                   dropped=[v.to_json() for v in gate.dropped], generated=gen.text,
                   quoted_fallback=fallback, notices=list(generator.notices), stopped=gate.enough, **shape)
+
+
+def without_quotes_of_missing_parts(quotes: list[Quote], evidence: Evidence, missing: Sequence[str]) -> list[Quote]:
+    """The quotes less those chosen for a part found missing after all ("can it transcribe my
+    voice memos": the Audio recorder paragraph was its best unit, and the answer says the notes
+    don't say it): beside "Your notes don't say", the quote is ~40 words that answer nothing.
+    A quote that is also another part's stays, and so does the best quote (the "not covered"
+    gate has read its score). The rest are renumbered 1..n."""
+    gone = {place for part, place in zip(evidence.parts, evidence.part_places) if part in missing and place}
+    gone -= {place for part, place in zip(evidence.parts, evidence.part_places) if part not in missing}
+    if not gone or not quotes:
+        return quotes
+    best = max(quotes, key=lambda q: q.score)
+    kept = [q for q in quotes if q is best or quote_place(q) not in gone]
+    return quotes if len(kept) == len(quotes) else [replace(q, n=n) for n, q in enumerate(kept, 1)]
+
+
+def without_padding_best(quotes: list[Quote], evidence: Evidence, tentative: bool) -> list[Quote]:
+    """The quotes less the best scored one when it only pads the others (``padding.best_pads``):
+    the gate has read its score and words, and beside the step it says nothing the reader needs.
+    On weak evidence ("these passages may answer it") it stays when no other quote is of its
+    note: the best passage's note is then the likeliest to be the one meant, and the steps of
+    other notes may not be ("see every page that points to the one I'm writing": Backlinks'
+    description, beside Page preview's step)."""
+    kept = [q for q in quotes if quote_place(q) != evidence.padding_place]
+    if evidence.padding_place is None or not kept or len(kept) == len(quotes):
+        return quotes
+    if tentative and evidence.padding_place[0] not in {q.path for q in kept}:
+        return quotes
+    return [replace(q, n=n) for n, q in enumerate(kept, 1)]
 
 
 def _checker(asked: str, quotes: Sequence[Quote], lifted: bool = False) -> Callable[[str], Verdict]:

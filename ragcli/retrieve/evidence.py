@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -27,7 +27,7 @@ from ..words import answer_type, asks_figure, asks_reason, gives_reason, holds_f
 from .following import with_next_figure
 from .sections import heading_text
 from .once import dedupe_contained, inside, said_once, says_more
-from .padding import without_padding
+from .padding import best_pads, without_padding
 from .units import Unit, split_units
 
 _DIGIT = re.compile(r"\d")
@@ -72,6 +72,11 @@ _HOW = re.compile(r"\bhow (?:do|can|should|would|could) (?:i|you|we|one)\b|\bhow
                   r"\bwhat (?:are|were) the steps\b|\bwhat do (?:i|we) need\b", re.I)
 
 
+def asks_how(question: str) -> bool:
+    """Does the question ask how to do something (a procedure answers it)?"""
+    return bool(_HOW.search(question))
+
+
 # ----------------------------------------------------------------------------- scoring
 
 
@@ -109,6 +114,12 @@ class Evidence:
     parts: list[str]
     part_scores: list[float]  # the best unit's score for each part
     missing: list[str]
+    # where each part's chosen unit stands ((path, page, first line), as its quote's ``place``),
+    # None for a part no unit answers: a part found missing later takes its quote with it
+    part_places: list[tuple | None] = field(default_factory=list)
+    # where the best quote stands when it only pads the others (``padding.best_pads``): the gate
+    # reads it, then the answer lets it go
+    padding_place: tuple | None = None
 
 
 def select_quotes(question: str, hits: Sequence[Hit], embed: Callable[[list[str]], np.ndarray],
@@ -133,7 +144,7 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
     parts = list(parts) if len(parts) > 1 else []
     units = _dedupe([u for hit in hits for u in split_units(hit)])
     if not units:
-        return Evidence([], parts, [0.0] * len(parts), list(parts))
+        return Evidence([], parts, [0.0] * len(parts), list(parts), [None] * len(parts))
     focus = focus if focus and query_terms(focus) else ""
     asks = [question] + parts + ([focus] if focus else [])
     words = [word_scores(a, units, idf) for a in asks]
@@ -191,7 +202,7 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
     overall = {k: base for _rank, base, k in whole}
     chosen: list[tuple[float, Unit]] = []
     for_parts: list[Unit] = []  # the unit each answered part chose, shown already or not
-    part_scores, missing = [], []
+    part_scores, missing, part_places = [], [], []
     for i, part in enumerate(parts):  # one quote per part, the part's best
         # the parts of one question share its subject: a part is read with the whole question
         # ("how long should the shot take" is about the espresso the question began with)
@@ -212,8 +223,10 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
         part_scores.append(alone)
         if not typed or alone < part_floor:
             missing.append(part)
+            part_places.append(None)
             continue
         for_parts.append(units[k])
+        part_places.append(place(units[k]))
         if all(u is not units[k] for _s, u in chosen):
             # the bonuses pick the unit shown; how well the part is answered is its best unit's
             # score, whichever is shown (the gate reads it)
@@ -263,12 +276,24 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
     if asks_reason(question):
         chosen = _with_reason(chosen, units, overall, limit)
     chosen = without_padding(chosen, ask, bool(_HOW.search(ask)), bool(parts), for_parts, named)
+    pads = best_pads(chosen, ask, bool(_HOW.search(ask)), bool(parts), for_parts, named)
     kept = said_once(dedupe_contained(chosen))
     added = dedupe_contained(with_next_figure(kept, units, overall, limit))
     # the next sentence may turn out to be shown already (inside a quoted block): then it takes no place
     kept = _in_reading_order(added if len(added) >= len(kept) else kept)
     quotes = [_quote(n, score, unit) for n, (score, unit) in enumerate(kept, 1)]
-    return Evidence(quotes, parts, part_scores, missing)
+    return Evidence(quotes, parts, part_scores, missing, part_places, place(pads) if pads is not None else None)
+
+
+def place(unit: Unit) -> tuple:
+    """Where a unit stands, as ``quote_place`` reads its quote: a quote keeps its first line when
+    a lead-in is given its block or the quotes are renumbered."""
+    c = unit.chunk
+    return (c.path, c.page, unit.passage[1] if unit.passage is not None else unit.line_start)
+
+
+def quote_place(quote: Quote) -> tuple:
+    return (quote.path, quote.page, quote.line_start)
 
 
 def _beside(vec: np.ndarray, words: list[float], q: np.ndarray, question_words: list[float]):

@@ -13,7 +13,9 @@ answers and multi-part sets):
 - for a question of several parts, a quote that holds none of the question's words and was
   not chosen for a part: the bulk ferment's "4 to 6 hours at 24 °C" beside the bake for "what
   temperature and how long is the sourdough baked".
-A part's quote and the best quote always stay.
+A part's quote always stays. The best scored one stays here too (the "not covered" gate reads
+its score and words), and when it only pads, ``best_pads`` says so: the answer lets it go once
+the gate has read it.
 """
 
 from __future__ import annotations
@@ -33,6 +35,9 @@ _IMPERATIVE = re.compile(
     r"navigate|enable|disable|turn|right-click|hold|find|start|save|move|rename|delete|insert|change|"
     r"configure|download|restart|switch|toggle|search|write|put|make|check|remove|replace|edit|log|sign|drop)\b",
     re.I)
+# A callout's title run into its text ("Bookmark a heading To bookmark a heading, right-click ..."):
+# the capital says a sentence starts there.
+_TITLED_INSTRUCTION = re.compile(r"\sTo [a-z]+\b[^.,:;]{0,80},\s*\S")
 
 
 def gives_step(unit: Unit) -> bool:
@@ -42,30 +47,63 @@ def gives_step(unit: Unit) -> bool:
         return True
     text = unit.shown.rstrip()
     # a lead-in ("Tags in YAML should always be formatted as a list:") is given its block later
-    return bool(text.endswith(":") or _INSTRUCTION.search(text) or _IMPERATIVE.match(text.lstrip("*_> ")))
+    return bool(text.endswith(":") or _INSTRUCTION.search(text) or _IMPERATIVE.match(text.lstrip("*_> "))
+                or _TITLED_INSTRUCTION.search(text))
+
+
+def gives_instruction(text: str) -> bool:
+    """Does a sentence say what to do (a purpose then the step, the means, an imperative)?"""
+    text = text.rstrip()
+    return bool(_INSTRUCTION.search(text) or _IMPERATIVE.match(text.lstrip("*_> ")) or _TITLED_INSTRUCTION.search(text))
+
+
+AFTER_CODE_LINES = 3  # a fence and a blank line may stand between code and the sentence on it
+
+
+def says_what_code_does(unit: Unit, steps: Sequence[Unit]) -> bool:
+    """Is the unit the sentence just after a quoted code sample, in its note? It says what the
+    code does ("Bisect runs the command at each step and marks the commit good when it exits
+    0."), which the code alone does not; a sentence before the code introduces it and pads."""
+    return any(s.kind == "code" and s.chunk.path == unit.chunk.path
+               and 0 < unit.line_start - s.line_end <= AFTER_CODE_LINES for s in steps)
 
 
 def without_padding(chosen: list[tuple[float, Unit]], question: str, how: bool, has_parts: bool,
-                    for_parts: Sequence[Unit], named: tuple[str, str] | None) -> list[tuple[float, Unit]]:
+                    for_parts: Sequence[Unit], named: tuple[str, str] | None,
+                    keep_best: bool = True) -> list[tuple[float, Unit]]:
     """``chosen`` less the quotes that only pad it (module docstring). ``how``: the question asks
     how to do something; ``for_parts``: the units chosen for the question's parts; ``named``: the
-    (title, heading) of the section whose heading comes closest to the question."""
+    (title, heading) of the section whose heading comes closest to the question; ``keep_best``:
+    the best scored stays whatever it is."""
     if len(chosen) < 2:
         return chosen
     best = max(chosen, key=lambda c: c[0])[1]
     for_parts_ids = {id(u) for u in for_parts}
     steps = {id(u) for _s, u in chosen if gives_step(u)}
+    step_units = [u for _s, u in chosen if id(u) in steps]
     named_notes = {u.chunk.path for _s, u in chosen
                    if id(u) in steps and named is not None and (u.chunk.title, u.chunk.heading) == named}
     asked = query_terms(question)
 
     def pads(unit: Unit) -> bool:
-        if id(unit) in for_parts_ids or unit is best:
+        if id(unit) in for_parts_ids or (unit is best and keep_best):
             return False  # the best stays: the "not covered" gate reads its score
         if how and named_notes and unit.chunk.path not in named_notes:
             return True
-        if how and id(unit) not in steps and steps - {id(unit)}:
+        if how and id(unit) not in steps and steps - {id(unit)} and not says_what_code_does(unit, step_units):
             return True
         return has_parts and not query_terms(unit.shown) & asked
 
     return [c for c in chosen if not pads(c[1])]
+
+
+def best_pads(chosen: list[tuple[float, Unit]], question: str, how: bool, has_parts: bool,
+              for_parts: Sequence[Unit], named: tuple[str, str] | None) -> Unit | None:
+    """The best scored of ``chosen`` when it only pads the others (by the same rules), else None:
+    "Use callouts to include additional content without breaking the flow of your notes" beside
+    "To create a callout, add `[!info]` ...". It is kept for the gate, and let go after it."""
+    if len(chosen) < 2:
+        return None
+    best = max(chosen, key=lambda c: c[0])[1]
+    lean = without_padding(chosen, question, how, has_parts, for_parts, named, keep_best=False)
+    return best if lean and all(u is not best for _s, u in lean) else None

@@ -1,0 +1,111 @@
+"""The sentences beside a quote that belong with it: the rule a lead-in's block illustrates,
+said just before the lead-in on its line; for "how do I", the sentence after a step that goes
+on about it (``with_sentence_after``).
+
+"Tags can't contain blank spaces. To separate two or more words, you can instead use the
+following formats:" then the list: the quote is the lead-in with its list, and the sentence
+before it, the rule the list works around, is the answer's first half. "Make sure
+`~/.local/bin` is in your PATH. Add the following to your `~/.bashrc` ... if it isn't:" then
+the export line. The lead-in is scored alone (it names the task); the sentence before it is
+shown with it, when the two open their paragraph on one line of the note and are short
+together. Only from the note's own line, never across a chunk's cut: a chunk cut mid-paragraph
+("indent** or **Fold heading**, depending on your needs. To toggle all sections ...:") has no
+opening to show (session 6 tried a short paragraph whole as the lead-in and met that).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from ..types import Chunk, Quote
+from ..words import query_terms, split_sentences
+from .evidence import asks_how
+from .padding import gives_instruction
+
+MAX_LEAD_CHARS = 240  # the sentence before and the lead-in, together (a short paragraph's bound)
+
+
+def with_rule_before(quotes: Sequence[Quote], section_chunks: Callable[[str, str], Sequence[Chunk]]) -> list[Quote]:
+    """The quotes, each lead-in with its block given the sentence before it on its line when
+    that sentence opens the paragraph (module docstring)."""
+    return [_with_rule(q, section_chunks) if q.kind == "block" else q for q in quotes]
+
+
+def _with_rule(quote: Quote, section_chunks) -> Quote:
+    lead, _, block = quote.text.partition("\n")
+    line, above = _line_and_above(quote, section_chunks(quote.path, quote.heading))
+    if line is None or above.strip():  # no line to read, or the paragraph began on an earlier line
+        return quote
+    text = line.strip()
+    before = text[: len(text) - len(lead.strip())].strip() if text.endswith(lead.strip()) else ""
+    if not before or not before[0].isupper() or before[-1] not in ".!?" \
+            or len(before) + len(lead) > MAX_LEAD_CHARS:
+        return quote
+    return replace(quote, text=f"{before} {lead.strip()}\n{block}")
+
+
+def _line_and_above(quote: Quote, chunks: Sequence[Chunk]) -> tuple[str | None, str]:
+    """The note's line the quote starts on, and the line above it, read from a chunk of its
+    section holding both with one text line a file line (an embed's lines are not the file's)."""
+    for chunk in chunks:
+        lines = chunk.text.split("\n")
+        if chunk.page != quote.page or len(lines) != chunk.line_end - chunk.line_start + 1:
+            continue
+        k = quote.line_start - chunk.line_start
+        if 1 <= k < len(lines):
+            return lines[k], lines[k - 1]
+    return None, ""
+
+
+# ----------------------------------------------------------------------------- the sentence after
+
+MAX_AFTER_CHARS = 160
+_PLAIN = re.compile(r"^[A-Z]")  # a paragraph's line of prose: not an item, a row, code, a quote or a heading
+_GOES_ON = re.compile(r"^(?:A|An|The)\s")
+
+
+def with_sentence_after(quotes: Sequence[Quote], question: str,
+                        section_chunks: Callable[[str, str], Sequence[Chunk]]) -> list[Quote]:
+    """For "how do I ...", a step said in one sentence, with the sentence after it when that one
+    goes on about what the step named: "You can make a callout foldable by adding a plus (`+`) or
+    a minus (`-`) ..." then "A plus sign expands the callout by default, and a minus sign
+    collapses it instead."; "To create a callout, add `[!info]` ..., where `info` is the _type
+    identifier_." then "The type identifier determines how the callout looks and feels." It opens
+    with "A", "An" or "The", holds a word of the step that the question does not, and is short."""
+    if not asks_how(question):
+        return list(quotes)
+    asked = query_terms(question)
+    return [_with_after(q, asked, section_chunks) if q.kind in ("sentence", "line") and gives_instruction(q.text)
+            else q for q in quotes]
+
+
+def _with_after(quote: Quote, asked: set[str], section_chunks) -> Quote:
+    after, end = _next_sentence(quote, section_chunks(quote.path, quote.heading))
+    if not after or len(after) > MAX_AFTER_CHARS or not _GOES_ON.match(after):
+        return quote
+    if not (query_terms(after) & query_terms(quote.text)) - asked:
+        return quote
+    return replace(quote, text=f"{quote.text.rstrip()} {after}", line_end=end)
+
+
+def _next_sentence(quote: Quote, chunks: Sequence[Chunk]) -> tuple[str, int]:
+    """The sentence after the quote in its note: the rest of its last line, or else the paragraph
+    that starts after one blank line (its first sentence), with the file line it ends on."""
+    for chunk in chunks:
+        lines = chunk.text.split("\n")
+        if chunk.page != quote.page or len(lines) != chunk.line_end - chunk.line_start + 1:
+            continue
+        k = quote.line_end - chunk.line_start
+        if not 0 <= k < len(lines):
+            continue
+        tail = quote.text.strip().split("\n")[-1][-40:]
+        at = lines[k].find(tail)
+        rest = lines[k][at + len(tail):].strip() if at >= 0 else ""
+        if rest:
+            return split_sentences(rest)[0], quote.line_end
+        if k + 2 < len(lines) and not lines[k + 1].strip() and _PLAIN.match(lines[k + 2]):
+            return split_sentences(lines[k + 2].strip())[0], quote.line_end + 2
+        return "", quote.line_end
+    return "", quote.line_end

@@ -1,0 +1,72 @@
+"""A lead-in's block is shown with the sentence before the lead-in when both open their paragraph
+on one line of the note (ht-33: "Tags can't contain blank spaces." before "To separate two or
+more words, ...:" and its list), and never from a chunk cut mid-paragraph."""
+
+from __future__ import annotations
+
+from ragcli.retrieve.rule_before import with_rule_before
+from ragcli.types import Chunk, Quote
+
+TAGS = ("## Tag format\n\nYou can use letters.\n\n"
+        "Tags can't contain blank spaces. To separate two or more words, you can instead use the following formats:\n\n"
+        "- #camelCase\n- #kebab-case\n")
+LEAD = "To separate two or more words, you can instead use the following formats:"
+
+
+def _section(text: str, start: int = 50) -> list[Chunk]:
+    return [Chunk("c1", "/v/Tags.md", "Tags", "Tags > Tag format", text, start, start + text.count("\n"))]
+
+
+def _lead_quote(line: int, lead: str = LEAD) -> Quote:
+    return Quote(1, f"{lead}\n- #camelCase\n- #kebab-case", "block", "/v/Tags.md", "Tags", "Tags > Tag format",
+                 line, line + 3, None, 0.6)
+
+
+def test_the_rule_before_a_lead_in_on_its_line_is_shown_with_it():
+    quotes = with_rule_before([_lead_quote(54)], lambda path, heading: _section(TAGS))
+    assert quotes[0].text.startswith(f"Tags can't contain blank spaces. {LEAD}\n- #camelCase")
+    assert quotes[0].line_start == 54 and quotes[0].kind == "block"
+
+
+def test_no_sentence_is_taken_from_another_line_or_a_cut_chunk():
+    # the paragraph began on the line above: what stands before the lead-in on its line is no opening
+    wrapped = TAGS.replace("blank spaces. To", "blank\nspaces. To")
+    quote = _lead_quote(55)
+    assert with_rule_before([quote], lambda path, heading: _section(wrapped)) == [quote]
+    # a chunk that starts mid-paragraph: its first line has no line above to say the paragraph opens there
+    cut = "indent** or **Fold heading**, depending on your needs. " + LEAD + "\n\n- #camelCase\n- #kebab-case\n"
+    quote = _lead_quote(54)
+    assert with_rule_before([quote], lambda path, heading: _section(cut, start=54)) == [quote]
+    # a lead-in alone on its line is left as it is
+    alone = TAGS.replace("Tags can't contain blank spaces. ", "")
+    assert with_rule_before([quote], lambda path, heading: _section(alone)) == [quote]
+
+
+CALLOUTS = ("## Foldable callouts\n\n"
+            "You can make a callout foldable by adding a plus (`+`) or a minus (`-`) "
+            "directly after the type identifier.\n\n"
+            "A plus sign expands the callout by default, and a minus sign collapses it instead.\n\n"
+            "```markdown\n> [!faq]- Are callouts foldable?\n```\n")
+FOLDABLE = ("You can make a callout foldable by adding a plus (`+`) or a minus (`-`) "
+            "directly after the type identifier.")
+
+
+def _callouts(text: str = CALLOUTS) -> list[Chunk]:
+    return [Chunk("c2", "/v/Callouts.md", "Callouts", "Callouts > Foldable callouts", text, 53, 53 + text.count("\n"))]
+
+
+def test_a_how_to_step_is_shown_with_the_sentence_that_goes_on_about_it():
+    from ragcli.retrieve.rule_before import with_sentence_after
+
+    step = Quote(1, FOLDABLE, "line", "/v/Callouts.md", "Callouts", "Callouts > Foldable callouts",
+                 55, 55, None, 0.6)
+    shown = with_sentence_after([step], "How do I make a callout foldable?", lambda path, heading: _callouts())[0]
+    assert shown.text == FOLDABLE + (
+        " A plus sign expands the callout by default, and a minus sign collapses it instead.")
+    assert (shown.line_start, shown.line_end) == (55, 57)
+    # not for a question that asks no "how", nor when the next paragraph does not go on about the step
+    assert with_sentence_after([step], "Can callouts be folded?", lambda path, heading: _callouts()) == [step]
+    other = CALLOUTS.replace("A plus sign expands the callout by default, and a minus sign collapses it instead.",
+                             "The Canvas plugin is documented elsewhere.")
+    how = "How do I make a callout foldable?"
+    assert with_sentence_after([step], how, lambda path, heading: _callouts(other)) == [step]
