@@ -55,7 +55,7 @@ VARIANTS = [
 
 
 def throughput(config, texts: list[str], rounds: int, only: list[str] | None) -> None:
-    paths = {ft: convert_builtin_embed(config, lambda m: print(m, file=sys.stderr), ft)
+    paths = {ft: convert_builtin_embed(config, lambda p: print(p.message, file=sys.stderr), ft)
              if not (config.models_dir / f"all-MiniLM-L6-v2.{ft}.v1.gguf").is_file()
              else config.models_dir / f"all-MiniLM-L6-v2.{ft}.v1.gguf" for ft in ("f16", "q8_0")}
     variants = [v for v in VARIANTS if v is VARIANTS[0] or not only or any(o in v[0] for o in only)]
