@@ -11,7 +11,7 @@ Prints, never asserts:
 - the time SIGTERM takes to end the daemon.
 
 Run:
-    .venv/bin/python bench/bench_watch.py [VAULT] [--edits 50] [--idle 30] [--debounce 1]
+    .venv/bin/python bench/bench_watch.py [VAULT] [--edits 50] [--idle 30] [--debounce 1] [--prefill both]
 The converted embedding model is cached in $RAG_BENCH_MODELS (default ~/.cache/ragcli-bench/models).
 """
 
@@ -86,6 +86,8 @@ def main() -> None:
     ap.add_argument("--idle", type=float, default=30.0)
     ap.add_argument("--debounce", type=float, default=None, help="default: the configured 1 s")
     ap.add_argument("--polling", action="store_true", help="measure the polling observer instead")
+    ap.add_argument("--prefill", choices=("default", "on", "off", "both"), default="default",
+                    help="the watcher's passage pre-fill; both: off, then on, on the same index")
     args = ap.parse_args()
     if not args.vault.is_dir():
         sys.exit(f"{args.vault}: no such vault")
@@ -110,12 +112,22 @@ def main() -> None:
     print(f"initial rag index: {report['files_indexed']} files, {report['chunks_added']} chunks "
           f"in {time.perf_counter() - t:.1f}s (not the watcher: for scale)")
 
+    for prefill in (("off", "on") if args.prefill == "both" else (args.prefill,)):
+        if args.prefill != "default":
+            print(f"--- watcher with the passage pre-fill {prefill} (watch/prefill.py)")
+        run_watcher(args, vault, notes, home, env, work, prefill)
+    shutil.rmtree(work, ignore_errors=True)
+
+
+def run_watcher(args, vault: Path, notes: list[Path], home: Path, env: dict, work: Path, prefill: str) -> None:
     argv = [sys.executable, "-m", "ragcli.cli", "watch", str(vault)]
     if args.debounce is not None:
         argv += ["--debounce", str(args.debounce)]
     if args.polling:
         argv.append("--polling")
-    log_path = work / "watch.log"
+    if prefill == "off":
+        argv.append("--no-prefill")
+    log_path = work / f"watch-{prefill}.log"
     with open(log_path, "w") as log:
         spawned = time.perf_counter()
         proc = subprocess.Popen(argv, stderr=log, stdout=subprocess.DEVNULL, env=env, cwd=ROOT)
@@ -136,6 +148,9 @@ def main() -> None:
                   f"(daemon + children, /proc/PID/stat)")
 
             lags = edit_lags(vault, notes, args.edits)
+            passages = (json.loads((home / "index" / "watch.json").read_text()) or {}).get("passages")
+            if passages:
+                print(f"pre-fill after the edits: {passages}")
             print(f"save-to-searchable lag over {len(lags)} atomic saves: median {statistics.median(lags):.2f}s, "
                   f"p95 {pct(lags, 0.95):.2f}s, min {min(lags):.2f}s, max {max(lags):.2f}s")
 
@@ -151,7 +166,6 @@ def main() -> None:
         finally:
             if proc.poll() is None:
                 proc.kill()
-    shutil.rmtree(work, ignore_errors=True)
 
 
 def edit_lags(vault: Path, notes: list[Path], edits: int) -> list[float]:

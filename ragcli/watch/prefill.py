@@ -10,8 +10,9 @@ The work comes in steps the watcher's loop runs one at a time, only while nothin
 pending: listing the passages of ``LIST_CHUNKS`` chunks, or embedding ``BATCH`` passages
 that are not in the cache yet. A change that arrives waits for the step in hand at most
 (one batch: a fraction of a second to about a second on a loaded CPU), then is synced
-before the next step. A changed index starts the listing again (the edited note first);
-what is cached already costs a lookup, not an embedding.
+before the next step. A changed index is listed again, the edited note first; the other
+notes' chunks are not split again (their ids say their text is the same) and passages known
+to be cached are not looked up again, so a note saved every few seconds costs little.
 """
 
 from __future__ import annotations
@@ -38,18 +39,24 @@ class PassagePrefill:
         self.embedder = embedder
         self.cache = open_passages(index_dir, embedder)
         self.cap = cap
+        self.embedded = 0  # passages this watcher embedded
+        self._told = False  # the first "ready" is logged at INFO, those after a change at DEBUG
+        self._memo: dict[str, list[str]] = {}  # chunk id -> its passages (ids change with the text)
+        self._confirmed: set[str] = set()  # passages known to be in the cache
         self.restart()
 
     def close(self) -> None:
         self.cache.close()
 
     def restart(self) -> None:
+        """List anew; what was listed or confirmed before is remembered, so after an edit only
+        the edited note's chunks are split and only its new passages looked up."""
         self._ids: list[str] | None = None  # chunk ids, newest notes first, once read
         self._listed = 0  # chunks whose passages are listed
         self._texts: dict[str, None] = {}  # passages to have in the cache, in order
-        self._order: list[str] = []  # the same, as a list, once listing ended
-        self.ready = 0  # passages found in the cache or embedded into it
-        self.embedded = 0  # of them, embedded by this watcher
+        self._todo: list[str] = []  # of them, those not confirmed yet, once listing ended
+        self._next = 0  # the next of _todo to look up
+        self.total = 0
         self.held = False  # chunks wait for their vectors (a failed run): searches need those first
         self.failed = False
 
@@ -59,14 +66,19 @@ class PassagePrefill:
 
     @property
     def done(self) -> bool:
-        return self.held or self.failed or (not self.listing and self.ready >= len(self._order))
+        return self.held or self.failed or (not self.listing and self._next >= len(self._todo))
+
+    @property
+    def ready(self) -> int:
+        """Passages found in the cache or embedded into it."""
+        return self.total - (len(self._todo) - self._next)
 
     def progress(self) -> dict:
         if self.held:
             return {"state": "waiting for vectors", "ready": 0, "total": None}
         if self.listing:
             return {"state": "listing", "ready": 0, "total": None}
-        return {"state": "done" if self.done else "filling", "ready": self.ready, "total": len(self._order)}
+        return {"state": "done" if self.done else "filling", "ready": self.ready, "total": self.total}
 
     def wanted(self, pending: int) -> bool:
         """Whether to take a step now: nothing pending, passages left."""
@@ -92,7 +104,9 @@ class PassagePrefill:
             if lock is not None:
                 lock.release()
         if self.done and not self.held and not self.failed:
-            log.info("passages ready for questions: %d (%d embedded)", self.ready, self.embedded)
+            log.log(logging.DEBUG if self._told else logging.INFO,
+                    "passages ready for questions: %d (%d embedded)", self.ready, self.embedded)
+            self._told = True
 
     def _step(self) -> None:
         """One bounded piece of work (see the module docstring)."""
@@ -106,21 +120,28 @@ class PassagePrefill:
             self._fill_some()
 
     def _list_some(self) -> None:
-        part = self._ids[self._listed:self._listed + LIST_CHUNKS]
-        chunks = self.index.chunks(part)
-        for text in evidence_passages(chunks[i] for i in part if i in chunks):
-            if len(self._texts) >= self.cap:
+        """Split up to LIST_CHUNKS chunks not split before; the remembered ones cost nothing."""
+        window = self._ids[self._listed:self._listed + 8 * LIST_CHUNKS]
+        unknown = [i for i in window if i not in self._memo][:LIST_CHUNKS]
+        chunks = self.index.chunks(unknown) if unknown else {}
+        for i in unknown:
+            self._memo[i] = evidence_passages([chunks[i]]) if i in chunks else []
+        for i in window:
+            if i not in self._memo or not self.listing:
                 break
-            self._texts[text] = None
-        self._listed += len(part)
+            self._texts.update((t, None) for t in self._memo[i][:self.cap - len(self._texts)])
+            self._listed += 1
         if not self.listing:
-            self._order = list(self._texts)
+            self._memo = {i: self._memo[i] for i in self._ids[:self._listed]}  # deleted chunks go
+            self._confirmed &= self._texts.keys()
+            self._todo = [t for t in self._texts if t not in self._confirmed]
+            self.total = len(self._texts)
 
     def _fill_some(self) -> None:
         """Embed the next batch the cache lacks; batches it has cost one lookup each."""
         dim = int(self.embedder.dim)
         for _ in range(LOOKUP_BATCHES):
-            batch = self._order[self.ready:self.ready + BATCH]
+            batch = self._todo[self._next:self._next + BATCH]
             if not batch:
                 return
             found = self.cache.get(batch, dim)
@@ -128,7 +149,8 @@ class PassagePrefill:
             if missing:
                 self.cache.put(dict(zip(missing, self.embedder.embed(missing))))
                 self.embedded += len(missing)
-            self.ready += len(batch)
+            self._confirmed.update(batch)
+            self._next += len(batch)
             if missing:
                 return
 
