@@ -147,7 +147,7 @@ def run_watcher(args, vault: Path, notes: list[Path], home: Path, env: dict, wor
             print(f"idle CPU: {used:.2f} CPU-s over {span:.0f}s = {100 * used / span:.2f}% of one core "
                   f"(daemon + children, /proc/PID/stat)")
 
-            lags = edit_lags(vault, notes, args.edits)
+            lags = edit_lags(vault, notes, args.edits, tag=prefill)
             passages = (json.loads((home / "index" / "watch.json").read_text()) or {}).get("passages")
             if passages:
                 print(f"pre-fill after the edits: {passages}")
@@ -168,7 +168,9 @@ def run_watcher(args, vault: Path, notes: list[Path], home: Path, env: dict, wor
                 proc.kill()
 
 
-def edit_lags(vault: Path, notes: list[Path], edits: int) -> list[float]:
+def edit_lags(vault: Path, notes: list[Path], edits: int, tag: str = "") -> list[float]:
+    """Save-to-searchable seconds; ``tag`` keeps one run's probe words apart from an earlier
+    run's on the same copy (the same seed picks the same notes and letters)."""
     from ragcli.config import load_config
     from ragcli.retrieve import Searcher
 
@@ -178,7 +180,7 @@ def edit_lags(vault: Path, notes: list[Path], edits: int) -> list[float]:
     try:
         for i in range(edits):
             note = rng.choice(notes)
-            word = "lagprobe" + "".join(rng.choice("bcdfghjklmnpqrstvwxz") for _ in range(8))
+            word = f"lagprobe{tag}" + "".join(rng.choice("bcdfghjklmnpqrstvwxz") for _ in range(8))
             text = note.read_text(encoding="utf-8", errors="replace") + f"\n\nEdit {i}: {word}\n"
             tmp = note.with_name(note.name + ".tmp")
             tmp.write_text(text, encoding="utf-8")
