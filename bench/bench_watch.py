@@ -170,17 +170,18 @@ def run_watcher(args, vault: Path, notes: list[Path], home: Path, env: dict, wor
 
 def edit_lags(vault: Path, notes: list[Path], edits: int, tag: str = "") -> list[float]:
     """Save-to-searchable seconds; ``tag`` keeps one run's probe words apart from an earlier
-    run's on the same copy (the same seed picks the same notes and letters)."""
+    run's on the same copy."""
     from ragcli.config import load_config
     from ragcli.retrieve import Searcher
 
     searcher = Searcher(load_config())
-    rng = random.Random(7)
+    rng = random.Random(7)  # the same notes in each run
+    spell = random.Random(f"probe {tag}")  # other words: a search's respelling would find a close one
     lags = []
     try:
         for i in range(edits):
             note = rng.choice(notes)
-            word = f"lagprobe{tag}" + "".join(rng.choice("bcdfghjklmnpqrstvwxz") for _ in range(8))
+            word = "lagprobe" + "".join(spell.choice("bcdfghjklmnpqrstvwxz") for _ in range(8))
             text = note.read_text(encoding="utf-8", errors="replace") + f"\n\nEdit {i}: {word}\n"
             tmp = note.with_name(note.name + ".tmp")
             tmp.write_text(text, encoding="utf-8")
