@@ -11,7 +11,7 @@ Prints, never asserts:
 - the time SIGTERM takes to end the daemon.
 
 Run:
-    .venv/bin/python bench/bench_watch.py [VAULT] [--edits 50] [--idle 30] [--debounce 1]
+    .venv/bin/python bench/bench_watch.py [VAULT] [--edits 50] [--idle 30] [--debounce 1] [--prefill both]
 The converted embedding model is cached in $RAG_BENCH_MODELS (default ~/.cache/ragcli-bench/models).
 """
 
@@ -86,6 +86,8 @@ def main() -> None:
     ap.add_argument("--idle", type=float, default=30.0)
     ap.add_argument("--debounce", type=float, default=None, help="default: the configured 1 s")
     ap.add_argument("--polling", action="store_true", help="measure the polling observer instead")
+    ap.add_argument("--prefill", choices=("default", "on", "off", "both"), default="default",
+                    help="the watcher's passage pre-fill; both: off, then on, on the same index")
     args = ap.parse_args()
     if not args.vault.is_dir():
         sys.exit(f"{args.vault}: no such vault")
@@ -110,12 +112,22 @@ def main() -> None:
     print(f"initial rag index: {report['files_indexed']} files, {report['chunks_added']} chunks "
           f"in {time.perf_counter() - t:.1f}s (not the watcher: for scale)")
 
+    for prefill in (("off", "on") if args.prefill == "both" else (args.prefill,)):
+        if args.prefill != "default":
+            print(f"--- watcher with the passage pre-fill {prefill} (watch/prefill.py)")
+        run_watcher(args, vault, notes, home, env, work, prefill)
+    shutil.rmtree(work, ignore_errors=True)
+
+
+def run_watcher(args, vault: Path, notes: list[Path], home: Path, env: dict, work: Path, prefill: str) -> None:
     argv = [sys.executable, "-m", "ragcli.cli", "watch", str(vault)]
     if args.debounce is not None:
         argv += ["--debounce", str(args.debounce)]
     if args.polling:
         argv.append("--polling")
-    log_path = work / "watch.log"
+    if prefill == "off":
+        argv.append("--no-prefill")
+    log_path = work / f"watch-{prefill}.log"
     with open(log_path, "w") as log:
         spawned = time.perf_counter()
         proc = subprocess.Popen(argv, stderr=log, stdout=subprocess.DEVNULL, env=env, cwd=ROOT)
@@ -135,7 +147,10 @@ def main() -> None:
             print(f"idle CPU: {used:.2f} CPU-s over {span:.0f}s = {100 * used / span:.2f}% of one core "
                   f"(daemon + children, /proc/PID/stat)")
 
-            lags = edit_lags(vault, notes, args.edits)
+            lags = edit_lags(vault, notes, args.edits, tag=prefill)
+            passages = (json.loads((home / "index" / "watch.json").read_text()) or {}).get("passages")
+            if passages:
+                print(f"pre-fill after the edits: {passages}")
             print(f"save-to-searchable lag over {len(lags)} atomic saves: median {statistics.median(lags):.2f}s, "
                   f"p95 {pct(lags, 0.95):.2f}s, min {min(lags):.2f}s, max {max(lags):.2f}s")
 
@@ -151,20 +166,22 @@ def main() -> None:
         finally:
             if proc.poll() is None:
                 proc.kill()
-    shutil.rmtree(work, ignore_errors=True)
 
 
-def edit_lags(vault: Path, notes: list[Path], edits: int) -> list[float]:
+def edit_lags(vault: Path, notes: list[Path], edits: int, tag: str = "") -> list[float]:
+    """Save-to-searchable seconds; ``tag`` keeps one run's probe words apart from an earlier
+    run's on the same copy."""
     from ragcli.config import load_config
     from ragcli.retrieve import Searcher
 
     searcher = Searcher(load_config())
-    rng = random.Random(7)
+    rng = random.Random(7)  # the same notes in each run
+    spell = random.Random(f"probe {tag}")  # other words: a search's respelling would find a close one
     lags = []
     try:
         for i in range(edits):
             note = rng.choice(notes)
-            word = "lagprobe" + "".join(rng.choice("bcdfghjklmnpqrstvwxz") for _ in range(8))
+            word = "lagprobe" + "".join(spell.choice("bcdfghjklmnpqrstvwxz") for _ in range(8))
             text = note.read_text(encoding="utf-8", errors="replace") + f"\n\nEdit {i}: {word}\n"
             tmp = note.with_name(note.name + ".tmp")
             tmp.write_text(text, encoding="utf-8")

@@ -21,22 +21,10 @@ llama_first()
 
 from ragcli.config import load_config  # noqa: E402
 from ragcli.retrieve import Searcher  # noqa: E402
-from ragcli.retrieve.evidence import split_units, unit_context  # noqa: E402
-from ragcli.retrieve.sections import heading_text  # noqa: E402
+from ragcli.retrieve.evidence import evidence_passages  # noqa: E402
 from ragcli.store.passages import PASSAGES_NAME  # noqa: E402
-from ragcli.types import Hit  # noqa: E402
 
 BATCH = 256
-
-
-def passages(searcher: Searcher, ids: list[str]) -> list[str]:
-    """What evidence embeds for these chunks when they are hits: each unit in its context,
-    and the chunk's section heading."""
-    texts: dict[str, None] = {}
-    for chunk in searcher.index.chunks(ids).values():
-        texts.update(dict.fromkeys(unit_context(u) for u in split_units(Hit(chunk, 1.0, 1))))
-        texts[heading_text(chunk.title, chunk.heading)] = None
-    return list(texts)
 
 
 def main() -> None:
@@ -45,7 +33,7 @@ def main() -> None:
         ids = [row[0] for row in db.execute("SELECT id FROM chunks")]
     searcher = Searcher(config)
     t0 = time.perf_counter()
-    texts = passages(searcher, ids)
+    texts = evidence_passages(searcher.index.chunks(ids).values())  # as the watcher does (watch/prefill.py)
     for i in range(0, len(texts), BATCH):
         searcher.embed_passages(texts[i:i + BATCH])  # read from the cache or embedded and written
     seconds = time.perf_counter() - t0

@@ -64,6 +64,7 @@ class Config:
     # watcher
     debounce: float = 1.0
     reconcile_interval: float = 300.0
+    watch_prefill: str = "on"  # the watcher embeds evidence passages ahead of questions when idle: on, off
     daemon: str = "auto"  # search/ask/status through a running watcher: auto, off or require
 
     @property
@@ -83,9 +84,11 @@ POOLINGS = ("", "mean", "cls", "last")
 MODES = ("hybrid", "vector", "keyword")  # the search modes, for every door (CLI, socket, MCP)
 DAEMON = ("auto", "off", "require")
 OVERLAP = ("auto", "on", "off")
+ON_OFF = ("on", "off")
 # Settings whose command-line flag is spelled otherwise than --<setting>: a bad value is
 # reported under the flag the user typed (commands/options.py).
-FLAGS = {"llm_model": "--model", "n_ctx": "--ctx", "n_gpu_layers": "--gpu-layers", "top_k": "--top-k"}
+FLAGS = {"llm_model": "--model", "n_ctx": "--ctx", "n_gpu_layers": "--gpu-layers", "top_k": "--top-k",
+         "watch_prefill": "--no-prefill"}
 # Settings a user may set in config.toml or RAG_<NAME>; everything but the derived paths
 # config_file, and the paths themselves are allowed too (data_dir, models_dir).
 SETTABLE = tuple(f.name for f in fields(Config) if f.name != "config_file")
@@ -159,7 +162,8 @@ def load_config(overrides: dict[str, Any] | None = None, env: dict[str, str] | N
     for key, raw, where in given:  # in rising precedence: the last one wins
         values[key], source[key] = _coerce(key, raw, where), where
     for key, allowed, default in (("mode", MODES, "hybrid"), ("daemon", DAEMON, "auto"),
-                                  ("index_overlap", OVERLAP, "auto"), ("embed_pooling", POOLINGS, "")):
+                                  ("index_overlap", OVERLAP, "auto"), ("embed_pooling", POOLINGS, ""),
+                                  ("watch_prefill", ON_OFF, "on")):
         if values.get(key, default) not in allowed:
             empty = " (or empty: the model's own)" if "" in allowed else ""
             raise ConfigError(f"{source[key]} must be one of {', '.join(filter(None, allowed))}{empty}, "

@@ -47,6 +47,10 @@ def status_cmd(as_json: bool = typer.Option(False, "--json", help="Print as JSON
     if watcher:
         o.print(f"Watcher:    pid {watcher.get('pid')}, pending changes: {watcher.get('pending', 0)}, since "
                 f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(watcher.get('since') or 0))}")
+        if watcher.get("passages"):
+            from ..maintenance.status import passages_line
+
+            o.print(f"            passages: {passages_line(watcher['passages'])}")
         answering = "answering" if watcher.get("answering") else "not answering"
         o.print(f"            socket: {watcher.get('socket') or '-'} ({answering}); "
                 f"log: {watcher.get('log') or 'stderr (foreground)'}")

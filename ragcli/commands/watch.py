@@ -37,6 +37,8 @@ def watch_cmd(
                                  "(network drives; used automatically when inotify runs out)."),
     no_serve: bool = typer.Option(False, "--no-serve", help="Do not answer search/ask/status on the "
                                   "socket (they then always work in their own process)."),
+    no_prefill: bool = typer.Option(False, "--no-prefill", help="Do not embed notes' passages ahead of "
+                                    "questions when idle (setting watch_prefill; default on)."),
     timeout: float = typer.Option(60.0, "--timeout", help="Seconds --stop waits for the watcher to end."),
     gpu_layers: Optional[int] = GPU,
     log_file: Optional[Path] = typer.Option(None, "--log-file", help="Also append the log to this file."),
@@ -52,8 +54,8 @@ def watch_cmd(
     from ..errors import UsageError
 
     config = load_config({"debounce": debounce, "reconcile_interval": reconcile_interval,
-                          "n_gpu_layers": gpu_layers})
-    extra = _extra_args(debounce, reconcile_interval, polling, gpu_layers)  # for a process run anew
+                          "n_gpu_layers": gpu_layers, "watch_prefill": "off" if no_prefill else None})
+    extra = _extra_args(debounce, reconcile_interval, polling, gpu_layers, no_prefill)  # for a process run anew
     actions = [name for name, on in (("--detach", detach), ("--stop", stop), ("--status", status),
                                      ("--print-service", print_service)) if on]
     if len(actions) > 1:
@@ -91,7 +93,7 @@ def _check_folders(paths) -> None:
             raise UsageError(f"{p}: no such folder", hint=f"To {p} the background watcher: rag watch {flag}")
 
 
-def _extra_args(debounce, reconcile_interval, polling, gpu_layers) -> list[str]:
+def _extra_args(debounce, reconcile_interval, polling, gpu_layers, no_prefill=False) -> list[str]:
     extra = []
     if debounce is not None:
         extra += ["--debounce", f"{debounce:g}"]
@@ -101,6 +103,8 @@ def _extra_args(debounce, reconcile_interval, polling, gpu_layers) -> list[str]:
         extra += ["--gpu-layers", str(gpu_layers)]
     if polling:
         extra.append("--polling")
+    if no_prefill:
+        extra.append("--no-prefill")
     return extra
 
 
@@ -139,7 +143,7 @@ def _status(config, as_json: bool) -> None:
     import time
 
     from .. import render
-    from ..maintenance.status import watcher_info
+    from ..maintenance.status import passages_line, watcher_info
 
     info = watcher_info(config)
     if as_json:
@@ -152,6 +156,8 @@ def _status(config, as_json: bool) -> None:
     since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(info.get("since") or 0))
     o.print(f"Watcher:  pid {info.get('pid')}, since {since}, {info.get('state', '?')}, "
             f"{info.get('pending', 0)} pending")
+    if info.get("passages"):
+        o.print(f"Passages: {passages_line(info['passages'])}")
     o.print(f"Roots:    {', '.join(info.get('roots') or []) or '-'}")
     o.print(f"Socket:   {info.get('socket') or '-'}{'' if info.get('answering') else ' (not answering)'}")
     o.print(f"Log:      {info.get('log') or 'stderr (foreground)'}")

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..types import Hit, Quote
+from ..types import Chunk, Hit, Quote
 from ..words import answer_type, asks_figure, asks_reason, gives_reason, holds_figure, query_terms
 from .following import with_next_figure
 from .sections import heading_text
@@ -78,6 +78,16 @@ def asks_how(question: str) -> bool:
 
 
 # ----------------------------------------------------------------------------- scoring
+
+
+def evidence_passages(chunks: Iterable[Chunk]) -> list[str]:
+    """The texts evidence embeds for these chunks when they are hits: each unit in its
+    context, and the chunk's section heading (what a pre-filled passage cache holds)."""
+    texts: dict[str, None] = {}
+    for chunk in chunks:
+        texts.update(dict.fromkeys(unit_context(u) for u in split_units(Hit(chunk, 1.0, 1))))
+        texts[heading_text(chunk.title, chunk.heading)] = None
+    return list(texts)
 
 
 def unit_context(unit: Unit) -> str:

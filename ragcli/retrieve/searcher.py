@@ -140,10 +140,9 @@ class Searcher:
         """Vectors of ``texts`` from the passage cache, the rest embedded and written there."""
         embedder = self.embedder
         if self._on_disk is None:
-            from ..store.passages import PASSAGES_NAME, PassageCache
+            from ..store.passages import open_passages
 
-            identity = {"model": embedder.model_id, "dim": int(embedder.dim), "settings": embedder.settings}
-            self._on_disk = PassageCache(self.config.index_dir / PASSAGES_NAME, identity)
+            self._on_disk = open_passages(self.config.index_dir, embedder)
         found = self._on_disk.get(texts, int(embedder.dim))
         missing = [t for t in texts if t not in found]
         if missing:

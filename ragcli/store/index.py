@@ -116,6 +116,7 @@ class Index(Closing):
     paths = _part("_m", "paths")
     file = _part("_m", "file")
     chunks = _part("_m", "chunks_by_ids")
+    chunk_ids_newest_first = _part("_m", "chunk_ids_newest_first")
     section_chunks = _part("_m", "section_chunks")
     page_chunks = _part("_m", "page_chunks")
     counts = _part("_m", "counts")

@@ -262,6 +262,11 @@ class Manifest:
             return
         yield from rows_in(self.db, "SELECT id, path, vec_key FROM chunks WHERE id IN", ids)
 
+    def chunk_ids_newest_first(self) -> list[str]:
+        """Every chunk's id, the chunks of the most recently modified notes first."""
+        return [row[0] for row in self.db.execute(
+            "SELECT c.id FROM chunks c JOIN files f ON f.path = c.path ORDER BY f.mtime_ns DESC, c.path, c.ordinal")]
+
     def stored_chunks_of(self, path: str) -> list[tuple[str, str, str]]:
         return self.db.execute("SELECT id, path, vec_key FROM chunks WHERE path = ?", (path,)).fetchall()
 

@@ -44,6 +44,16 @@ def passage_key(identity: str, text: str) -> bytes:
     return hashlib.blake2b(data, digest_size=16).digest()
 
 
+def embedder_identity(embedder) -> dict:
+    """What makes one embedder's vectors differ from another's (part of every key)."""
+    return {"model": embedder.model_id, "dim": int(embedder.dim), "settings": embedder.settings}
+
+
+def open_passages(index_dir: Path, embedder) -> "PassageCache":
+    """The passage cache beside an index, for this embedder."""
+    return PassageCache(index_dir / PASSAGES_NAME, embedder_identity(embedder))
+
+
 class PassageCache:
     """Vectors of passages by their text, for one embedder (``identity``), in ``path``."""
 

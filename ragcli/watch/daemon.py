@@ -38,6 +38,8 @@ from ..errors import Cancelled, IndexMismatchError, ModelError, ModelServerDown,
 from .changes import PendingChanges, Relevance, event_paths
 from .files import STATE_NAME, remove_pid, write_exit, write_pid, write_private
 from .observe import make_handler, start_observer, stop_observer, unwatched_folders, warn_limit
+from .prefill import PAUSE as PREFILL_PAUSE
+from .prefill import start_prefill
 
 log = logging.getLogger("ragcli.watch")
 
@@ -69,6 +71,7 @@ class Watcher:
         self.roots: list[Path] = []
         self.observer = None
         self.observer_kind = ""
+        self.prefill = None  # embeds evidence passages when idle (``prefill``)
         self.since = time.time()
         self.state = "starting"
         self.last_sync: float | None = None
@@ -103,6 +106,7 @@ class Watcher:
             if not self._stop.is_set():
                 self._warm_up()
                 self._start_answering()
+                self.prefill = start_prefill(self.config, self.indexer)
                 self._loop()
         except Cancelled:
             pass
@@ -115,6 +119,8 @@ class Watcher:
             if self.server is not None and not self.server.close():
                 self._exit_now()  # a request still holds the models: freeing them would crash
             self._remove_state()
+            if self.prefill is not None:
+                self.prefill.close()
             self.indexer.close()
             restore()
             write_exit(self.config, code)
@@ -156,7 +162,13 @@ class Watcher:
         next_reconcile = time.monotonic() + self.options.reconcile_interval
         while not self._stop.is_set():
             self._write_state()
-            self.pending.wait(until=next_reconcile)
+            until = next_reconcile
+            if self.prefill is not None and self.prefill.wanted(len(self.pending)):
+                self._busy = True  # a stop inside the native call is reaped like a sync's
+                self.prefill.step(self.server.engine if self.server else None)
+                self._busy = False
+                until = min(until, time.monotonic() + PREFILL_PAUSE)
+            self.pending.wait(until=until)
             if self._stop.is_set():
                 break
             if self.pending.take_reconcile() or time.monotonic() >= next_reconcile:
@@ -210,6 +222,8 @@ class Watcher:
             self._busy = False
         self.last_sync = time.time()
         self.syncs += 1
+        if self.prefill is not None:
+            self.prefill.after_run(report)
         self._log_report(report, what, scope)
         return report
 
@@ -357,11 +371,12 @@ class Watcher:
                 "pending": len(self.pending), "state": self.state, "observer": self.observer_kind,
                 "last_sync": self.last_sync, "syncs": self.syncs, "debounce": self.options.debounce,
                 "reconcile_interval": self.options.reconcile_interval, "log": self.options.log_file,
-                "socket": str(self.server.path) if self.server is not None else None}
+                "socket": str(self.server.path) if self.server is not None else None,
+                "passages": self.prefill.progress() if self.prefill is not None else None}
 
     def _write_state(self, force: bool = False) -> None:
         data = self.state_dict()
-        key = (data["pending"], data["state"], data["last_sync"], data["observer"])
+        key = (data["pending"], data["state"], data["last_sync"], data["observer"], data["passages"])
         now = time.monotonic()
         if not force and (key == self._state_written or now - self._state_at < STATE_EVERY):
             if key != self._state_written:
