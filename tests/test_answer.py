@@ -694,3 +694,53 @@ def test_a_table_run_into_a_sentence_fails_its_check():
                              "French press [1].", quote, "How many clicks on the Comandante do I use for espresso?")
     assert not verdict.ok and {"{n}", "{m}", "table markup"} <= set(verdict.missing)
     assert check_sentence("Run `a || b` in the shell [1].", {1: "Run `a || b` in the shell."}).ok
+
+
+def test_one_figure_of_several_is_not_shown_as_the_answer():
+    # Qwen2.5-Coder-0.5B on "How much does a Catalyst license cost?" (oh-53): "The Catalyst license
+    # is $25 [1]." above a quote of three tiers. Every fact is in the quote, and the sentence is
+    # wrong: $25 is the Insider tier's price, said as the only one. The quote as the checker gets it.
+    from ragcli.generate.check import adds_to_quotes
+
+    quotes = {1: "Catalyst license\nCatalyst license Catalyst tiers\nBenefits | Insider | Supporter | VIP\n"
+                 "Benefits: **Contribution (USD)**; Insider: **$25**; Supporter: **$50**; VIP: **$100**"}
+    question = "How much does a Catalyst license cost?"
+    picked = check_sentence("The Catalyst license is $25 [1].", quotes, question)
+    assert picked.ok  # true to its quote, word for word
+    assert "several" in adds_to_quotes(picked, question, quotes).reason
+    for said in ("The Insider tier costs $25 [1].", "A Catalyst license costs $25, $50 or $100 [1].",
+                 "Catalyst costs $25 for Insider, $50 for Supporter and $100 for VIP [1]."):
+        verdict = check_sentence(said, quotes, question)
+        assert verdict.ok and adds_to_quotes(verdict, question, quotes).ok, said  # says which, or all
+    # a prose quote: one plan's limit said as the limit; the collaborators' figure stands alone
+    limits = {2: "Collaborate on a shared vault\nCollaborate on a shared vault Limitations\n"
+                 "- The maximum number of collaborators on a shared vault is 20 users.\n"
+                 "- The maximum file size for attachments depends on the plan of your remote vault host, "
+                 "with 5 MB for the Standard Plan and 200 MB for the Plus Plan."}
+    size = "How large can attachments be in a shared vault?"
+    assert not adds_to_quotes(check_sentence("The maximum file size is 5 MB [2].", limits, size), size, limits).ok
+    assert adds_to_quotes(check_sentence("Attachments can be 5 MB on the Standard Plan [2].", limits, size),
+                          size, limits).ok
+    people = "How many people can collaborate on a shared Sync vault?"
+    assert adds_to_quotes(check_sentence("At most 20 users can collaborate on a shared vault [2].", limits, people),
+                          people, limits).ok
+
+
+def test_two_citations_without_two_quotes_is_not_a_combination():
+    # Qwen2.5-Coder-0.5B on "Which property types does Obsidian support?" (oh-08): quote 2's list cut
+    # short after three of its seven types, behind a stray [1]. Citing two quotes, it passed as a
+    # combination; every word of it is quote 2's. The quotes as the checker gets them.
+    from ragcli.generate.check import adds_to_quotes
+
+    head = "Properties\nProperties Add properties to a note Property types\n"
+    quotes = {1: head + "A property's type determines what kind of values it can store and how Obsidian handles them.",
+              2: head + "Obsidian supports the following property types:\n- **Text**\n- **List**\n- **Number**\n"
+                        "- **Checkbox**\n- **Date**\n- **Date & time**\n- **Tags**"}
+    question = "Which property types does Obsidian support?"
+    said = "[1] Obsidian supports the following property types: - **Text** - **List** - **Number** - [2]."
+    cut = check_sentence(said, quotes, question)
+    assert cut.ok and cut.cited == [1, 2]
+    assert adds_to_quotes(cut, question, quotes).reason == "restates its quote"
+    both = check_sentence("A property's type determines how Obsidian handles values such as Text or Date [1][2].",
+                          quotes, question)
+    assert both.ok and adds_to_quotes(both, question, quotes).ok  # needs both quotes: a combination
