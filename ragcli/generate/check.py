@@ -194,10 +194,12 @@ def _against(sentence: str, text: str, numbers: list[int], quotes: dict[int, str
 
 
 _EMPTY_MARKUP = re.compile(r"\(\s*\)|\[\s*\]|\{\s*\}|``")
-# a template slot the model left unfilled: "Pour over {m}, 30"
-_PLACEHOLDER = re.compile(r"\{\w{1,12}\}")
+# a template slot the model left unfilled: "Pour over {m}, 30", "approximately [n] clicks" (ex-03, mp-01)
+_PLACEHOLDER = re.compile(r"\{\w{1,12}\}|\[[a-zA-Z]{1,3}\]")
 # a table's markup copied into prose: a rule line ("|-----") or empty cells ("| |")
-_TABLE_MARKUP = re.compile(r"\|\s*:?-{3,}|-{3,}:?\s*\||\|\s*\|")
+# (or a row's cells: "| Sync Standard | Sync Plus :: Total storage | 1 GB |", mp-19), or the
+# prompt's own " :: " between a quote's header and its text
+_TABLE_MARKUP = re.compile(r"\|\s*:?-{3,}|-{3,}:?\s*\||\|\s*\||\|[^|\n]+\|[^|\n]+\||\s::\s")
 
 
 def _mangled_code(text: str, evidence: str) -> list[str]:
