@@ -617,7 +617,8 @@ def test_a_question_about_a_name_no_note_holds_is_not_covered(example_vault_env,
 
 
 def test_a_sentence_that_restates_its_quote_is_not_shown():
-    from ragcli.generate.check import Verdict, adds_to_quotes
+    from ragcli.generate.adds import adds_to_quotes
+    from ragcli.generate.check import Verdict
 
     quotes = {1: "Pressure regulator set to 1.7 bar (25 psi).", 2: "Zone 1: 20 minutes at 06:00."}
     ok = Verdict("s", "The regulator is set to 1.7 bar", [1], True)
@@ -635,7 +636,7 @@ def test_a_sentence_that_restates_its_quote_is_not_shown():
 def test_the_notes_quoted_again_under_the_quotes_are_not_shown():
     # SmolLM2 on "At what temperature do I bake the sourdough?" (ex-10): the quote again, cut
     # short, behind "The notes say:"; the issue's "Your notes say: “…” [1]" repeats
-    from ragcli.generate.check import adds_to_quotes
+    from ragcli.generate.adds import adds_to_quotes
 
     quotes = {1: "Sourdough > Method\nBake in a Dutch oven at 250 °C: 20 minutes lid on, 25 minutes lid off."}
     question = "At what temperature do I bake the sourdough?"
@@ -653,7 +654,7 @@ def test_the_notes_quoted_again_under_the_quotes_are_not_shown():
 def test_a_sentence_copied_from_its_quote_is_not_shown_even_with_a_figure():
     # SmolLM2 on "How many clicks for espresso on my grinder?": the quote's first sentence, word for
     # word, holds a figure (not the one asked) and was shown as the answer above the quote
-    from ragcli.generate.check import adds_to_quotes
+    from ragcli.generate.adds import adds_to_quotes
 
     quotes = {1: "Grinders > Comandante C40\nHand grinder with 30 micron steps per click. Settings I use:\n"
                  "| Brew | Clicks |\n|---|---|\n| Espresso | 8 |"}
@@ -700,7 +701,7 @@ def test_one_figure_of_several_is_not_shown_as_the_answer():
     # Qwen2.5-Coder-0.5B on "How much does a Catalyst license cost?" (oh-53): "The Catalyst license
     # is $25 [1]." above a quote of three tiers. Every fact is in the quote, and the sentence is
     # wrong: $25 is the Insider tier's price, said as the only one. The quote as the checker gets it.
-    from ragcli.generate.check import adds_to_quotes
+    from ragcli.generate.adds import adds_to_quotes
 
     quotes = {1: "Catalyst license\nCatalyst license Catalyst tiers\nBenefits | Insider | Supporter | VIP\n"
                  "Benefits: **Contribution (USD)**; Insider: **$25**; Supporter: **$50**; VIP: **$100**"}
@@ -730,7 +731,7 @@ def test_two_citations_without_two_quotes_is_not_a_combination():
     # Qwen2.5-Coder-0.5B on "Which property types does Obsidian support?" (oh-08): quote 2's list cut
     # short after three of its seven types, behind a stray [1]. Citing two quotes, it passed as a
     # combination; every word of it is quote 2's. The quotes as the checker gets them.
-    from ragcli.generate.check import adds_to_quotes
+    from ragcli.generate.adds import adds_to_quotes
 
     head = "Properties\nProperties Add properties to a note Property types\n"
     quotes = {1: head + "A property's type determines what kind of values it can store and how Obsidian handles them.",
@@ -761,3 +762,21 @@ def test_a_slot_left_unfilled_or_a_row_run_into_prose_is_not_shown():
     assert "table markup" in row.missing
     assert check_sentence("Sync Plus has 10 GB to 100 GB of total storage [2].", quotes,
                           "How much storage does Sync Plus give?").ok
+
+
+def test_a_yes_over_a_quote_that_says_no_is_not_shown():
+    # Qwen2.5-Coder-0.5B on "Does Obsidian Sync sync hidden folders like .git?" (oh-46): "Yes" above
+    # a quote that says they are excluded. Every name and figure is in the quote.
+    from ragcli.generate.adds import adds_to_quotes
+
+    quotes = {1: "Selective syncing\nSelective syncing Exclude a folder from syncing Always excluded from sync "
+                 "Hidden files and folders\nFiles and folders beginning with a `.` are treated as hidden and "
+                 "excluded from sync."}
+    question = "Does Obsidian Sync sync hidden folders like .git?"
+    verdict = check_sentence("Yes, Obsidian Sync syncs hidden folders like .git [1].", quotes, question)
+    assert adds_to_quotes(verdict, question, quotes).reason == "says yes where its quote says no"
+    no = check_sentence("No, hidden folders are excluded from sync [1].", quotes, question)
+    assert adds_to_quotes(no, question, quotes).ok
+    plain = {1: "Obsidian Sync keeps version history for every file."}
+    yes = check_sentence("Yes, Obsidian Sync keeps version history [1].", plain, "Does Obsidian Sync keep history?")
+    assert adds_to_quotes(yes, "Does Obsidian Sync keep history?", plain).ok
