@@ -41,6 +41,7 @@ Usage (indexes the vaults under --homes on first use; needs ../shared):
     python bench/bench_answers2.py --quotes-only --baseline /work/wt-base   # and today's main
     python bench/bench_answers2.py --set multipart --set howto --baseline /work/wt-base
     python bench/bench_answers2.py --set howto --split check --show ht-02   # print one answer
+    python bench/bench_answers2.py --set answers --only oh-53 --only oh-08   # just these questions
     python bench/bench_answers2.py --check-sets                         # every must string still in its note
 Timings come from a shared 2-core machine: compare ratios within one run.
 """
@@ -216,6 +217,7 @@ def main() -> None:
     ap.add_argument("--model", help="llm_model for generation (default: the configured one)")
     ap.add_argument("--homes", type=Path, default=Path(tempfile.gettempdir()) / "ragcli-bench-answers2")
     ap.add_argument("--limit", type=int, help="first N questions of each set")
+    ap.add_argument("--only", action="append", default=[], help="only this question id (repeat)")
     ap.add_argument("--show", action="append", default=[], help="print what each checkout showed for this id")
     ap.add_argument("--json", type=Path, help="write every per-question figure and output here")
     ap.add_argument("--check-sets", action="store_true", help="only check the sets against the notes")
@@ -233,6 +235,7 @@ def main() -> None:
         chosen = [r for r in load_set(name) if not args.split or r["split"] == args.split]
         chosen = [r for r in chosen if fnmatch.fnmatch(r.get("file", ""), args.report_files)] \
             if name == "reports" else chosen
+        chosen = [r for r in chosen if r["id"] in args.only] if args.only else chosen
         rows += chosen[: args.limit] if args.limit else chosen
     args.homes.mkdir(parents=True, exist_ok=True)
     checkouts = [(describe(args.code), args.code.resolve())]

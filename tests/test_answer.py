@@ -630,7 +630,8 @@ def test_a_question_about_a_name_no_note_holds_is_not_covered(example_vault_env,
 
 
 def test_a_sentence_that_restates_its_quote_is_not_shown():
-    from ragcli.generate.check import Verdict, adds_to_quotes
+    from ragcli.generate.adds import adds_to_quotes
+    from ragcli.generate.check import Verdict
 
     quotes = {1: "Pressure regulator set to 1.7 bar (25 psi).", 2: "Zone 1: 20 minutes at 06:00."}
     ok = Verdict("s", "The regulator is set to 1.7 bar", [1], True)
@@ -648,7 +649,7 @@ def test_a_sentence_that_restates_its_quote_is_not_shown():
 def test_the_notes_quoted_again_under_the_quotes_are_not_shown():
     # SmolLM2 on "At what temperature do I bake the sourdough?" (ex-10): the quote again, cut
     # short, behind "The notes say:"; the issue's "Your notes say: “…” [1]" repeats
-    from ragcli.generate.check import adds_to_quotes
+    from ragcli.generate.adds import adds_to_quotes
 
     quotes = {1: "Sourdough > Method\nBake in a Dutch oven at 250 °C: 20 minutes lid on, 25 minutes lid off."}
     question = "At what temperature do I bake the sourdough?"
@@ -666,7 +667,7 @@ def test_the_notes_quoted_again_under_the_quotes_are_not_shown():
 def test_a_sentence_copied_from_its_quote_is_not_shown_even_with_a_figure():
     # SmolLM2 on "How many clicks for espresso on my grinder?": the quote's first sentence, word for
     # word, holds a figure (not the one asked) and was shown as the answer above the quote
-    from ragcli.generate.check import adds_to_quotes
+    from ragcli.generate.adds import adds_to_quotes
 
     quotes = {1: "Grinders > Comandante C40\nHand grinder with 30 micron steps per click. Settings I use:\n"
                  "| Brew | Clicks |\n|---|---|\n| Espresso | 8 |"}
@@ -707,3 +708,88 @@ def test_a_table_run_into_a_sentence_fails_its_check():
                              "French press [1].", quote, "How many clicks on the Comandante do I use for espresso?")
     assert not verdict.ok and {"{n}", "{m}", "table markup"} <= set(verdict.missing)
     assert check_sentence("Run `a || b` in the shell [1].", {1: "Run `a || b` in the shell."}).ok
+
+
+def test_one_figure_of_several_is_not_shown_as_the_answer():
+    # Qwen2.5-Coder-0.5B on "How much does a Catalyst license cost?" (oh-53): "The Catalyst license
+    # is $25 [1]." above a quote of three tiers. Every fact is in the quote, and the sentence is
+    # wrong: $25 is the Insider tier's price, said as the only one. The quote as the checker gets it.
+    from ragcli.generate.adds import adds_to_quotes
+
+    quotes = {1: "Catalyst license\nCatalyst license Catalyst tiers\nBenefits | Insider | Supporter | VIP\n"
+                 "Benefits: **Contribution (USD)**; Insider: **$25**; Supporter: **$50**; VIP: **$100**"}
+    question = "How much does a Catalyst license cost?"
+    picked = check_sentence("The Catalyst license is $25 [1].", quotes, question)
+    assert picked.ok  # true to its quote, word for word
+    assert "several" in adds_to_quotes(picked, question, quotes).reason
+    for said in ("The Insider tier costs $25 [1].", "A Catalyst license costs $25, $50 or $100 [1].",
+                 "Catalyst costs $25 for Insider, $50 for Supporter and $100 for VIP [1]."):
+        verdict = check_sentence(said, quotes, question)
+        assert verdict.ok and adds_to_quotes(verdict, question, quotes).ok, said  # says which, or all
+    # a prose quote: one plan's limit said as the limit; the collaborators' figure stands alone
+    limits = {2: "Collaborate on a shared vault\nCollaborate on a shared vault Limitations\n"
+                 "- The maximum number of collaborators on a shared vault is 20 users.\n"
+                 "- The maximum file size for attachments depends on the plan of your remote vault host, "
+                 "with 5 MB for the Standard Plan and 200 MB for the Plus Plan."}
+    size = "How large can attachments be in a shared vault?"
+    assert not adds_to_quotes(check_sentence("The maximum file size is 5 MB [2].", limits, size), size, limits).ok
+    assert adds_to_quotes(check_sentence("Attachments can be 5 MB on the Standard Plan [2].", limits, size),
+                          size, limits).ok
+    people = "How many people can collaborate on a shared Sync vault?"
+    assert adds_to_quotes(check_sentence("At most 20 users can collaborate on a shared vault [2].", limits, people),
+                          people, limits).ok
+
+
+def test_two_citations_without_two_quotes_is_not_a_combination():
+    # Qwen2.5-Coder-0.5B on "Which property types does Obsidian support?" (oh-08): quote 2's list cut
+    # short after three of its seven types, behind a stray [1]. Citing two quotes, it passed as a
+    # combination; every word of it is quote 2's. The quotes as the checker gets them.
+    from ragcli.generate.adds import adds_to_quotes
+
+    head = "Properties\nProperties Add properties to a note Property types\n"
+    quotes = {1: head + "A property's type determines what kind of values it can store and how Obsidian handles them.",
+              2: head + "Obsidian supports the following property types:\n- **Text**\n- **List**\n- **Number**\n"
+                        "- **Checkbox**\n- **Date**\n- **Date & time**\n- **Tags**"}
+    question = "Which property types does Obsidian support?"
+    said = "[1] Obsidian supports the following property types: - **Text** - **List** - **Number** - [2]."
+    cut = check_sentence(said, quotes, question)
+    assert cut.ok and cut.cited == [1, 2]
+    assert adds_to_quotes(cut, question, quotes).reason == "restates its quote"
+    both = check_sentence("A property's type determines how Obsidian handles values such as Text or Date [1][2].",
+                          quotes, question)
+    assert both.ok and adds_to_quotes(both, question, quotes).ok  # needs both quotes: a combination
+
+
+def test_a_slot_left_unfilled_or_a_row_run_into_prose_is_not_shown():
+    # Qwen2.5-Coder-0.5B with the model bench on main: "[n]" left in (ex-03, mp-01) and a table
+    # row with the prompt's " :: " (mp-19), each passed its checks. The quotes as the checker got them.
+    quotes = {1: "Garden\nZone 1 (tomatoes): 20 minutes at 06:00, every day in July and August. "
+                 "Zone 2 (herbs): 10 minutes every other day.",
+              2: "Sync limits\n| Sync Standard | Sync Plus\nTotal storage | 1 GB | 10 GB to 100 GB"}
+    question = "When does the tomato zone water?"
+    assert "[n]" in check_sentence("When the tomato zone is watering, it starts at 06:00 [n] [1].", quotes,
+                                   question).missing
+    assert check_sentence("The tomato zone waters at 06:00 [1].", quotes, question).ok
+    row = check_sentence("| Sync Standard | Sync Plus :: Total storage | 1 GB | 10 GB to 100 GB [2].", quotes,
+                         "How much storage does Sync Plus give?")
+    assert "table markup" in row.missing
+    assert check_sentence("Sync Plus has 10 GB to 100 GB of total storage [2].", quotes,
+                          "How much storage does Sync Plus give?").ok
+
+
+def test_a_yes_over_a_quote_that_says_no_is_not_shown():
+    # Qwen2.5-Coder-0.5B on "Does Obsidian Sync sync hidden folders like .git?" (oh-46): "Yes" above
+    # a quote that says they are excluded. Every name and figure is in the quote.
+    from ragcli.generate.adds import adds_to_quotes
+
+    quotes = {1: "Selective syncing\nSelective syncing Exclude a folder from syncing Always excluded from sync "
+                 "Hidden files and folders\nFiles and folders beginning with a `.` are treated as hidden and "
+                 "excluded from sync."}
+    question = "Does Obsidian Sync sync hidden folders like .git?"
+    verdict = check_sentence("Yes, Obsidian Sync syncs hidden folders like .git [1].", quotes, question)
+    assert adds_to_quotes(verdict, question, quotes).reason == "says yes where its quote says no"
+    no = check_sentence("No, hidden folders are excluded from sync [1].", quotes, question)
+    assert adds_to_quotes(no, question, quotes).ok
+    plain = {1: "Obsidian Sync keeps version history for every file."}
+    yes = check_sentence("Yes, Obsidian Sync keeps version history [1].", plain, "Does Obsidian Sync keep history?")
+    assert adds_to_quotes(yes, "Does Obsidian Sync keep history?", plain).ok

@@ -15,10 +15,10 @@ paraphrasing the right note into a wrong number therefore never reaches the user
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..words import asks_figure, query_terms, split_sentences
+from ..words import query_terms
 
 MIN_SUPPORT = 0.6  # share of a sentence's content words found in its evidence
 # When to stop reading the model: the prompt asks for a few short sentences, and a small model
@@ -194,10 +194,12 @@ def _against(sentence: str, text: str, numbers: list[int], quotes: dict[int, str
 
 
 _EMPTY_MARKUP = re.compile(r"\(\s*\)|\[\s*\]|\{\s*\}|``")
-# a template slot the model left unfilled: "Pour over {m}, 30"
-_PLACEHOLDER = re.compile(r"\{\w{1,12}\}")
+# a template slot the model left unfilled: "Pour over {m}, 30", "approximately [n] clicks" (ex-03, mp-01)
+_PLACEHOLDER = re.compile(r"\{\w{1,12}\}|\[[a-zA-Z]{1,3}\]")
 # a table's markup copied into prose: a rule line ("|-----") or empty cells ("| |")
-_TABLE_MARKUP = re.compile(r"\|\s*:?-{3,}|-{3,}:?\s*\||\|\s*\|")
+# (or a row's cells: "| Sync Standard | Sync Plus :: Total storage | 1 GB |", mp-19), or the
+# prompt's own " :: " between a quote's header and its text
+_TABLE_MARKUP = re.compile(r"\|\s*:?-{3,}|-{3,}:?\s*\||\|\s*\||\|[^|\n]+\|[^|\n]+\||\s::\s")
 
 
 def _mangled_code(text: str, evidence: str) -> list[str]:
@@ -287,41 +289,3 @@ def _with_citations(verdict: Verdict) -> str:
     body = text[:-1] if end else text
     marks = "".join(f"[{n}]" for n in verdict.cited)
     return f"{body} {marks}{end or '.'}"
-
-
-_YES_NO = re.compile(r"^\s*(?:is|are|was|were|do|does|did|can|could|should|would|will|has|have|must)\b", re.I)
-_DIRECT = re.compile(r"^\s*(?:yes|no)\b", re.I)
-# the notes quoted again under the quotes: 'The notes say: "Bake in a Dutch oven at 250°C, lid on'
-_QUOTING = re.compile(r"^\W*(?:(?:the|your|my)\s+)?(?:notes?|sources?|quotes?|passages?)\s+(?:says?|states?|reads?)\b"
-                      r"\W*[\"“]|^\W*according to (?:the |your )?(?:notes?|sources?)\W*[\"“]", re.I)
-
-
-def adds_to_quotes(verdict: Verdict, question: str, quotes: dict[int, str]) -> Verdict:
-    """A checked sentence is shown only when it adds to the quotes above it: a direct yes or
-    no, the figure the question asks for lifted out, or a combination of two quotes. One that
-    restates a quote makes the reader read it twice; one that shares nothing with the question
-    does not answer it."""
-    if _QUOTING.search(verdict.text) or _copied(verdict.text, [quotes[n] for n in verdict.cited if n in quotes]):
-        # a sentence of the quote above it, word for word: even with a figure it is read twice
-        # (and may not be the one asked: "Hand grinder with 30 micron steps per click" for clicks)
-        return Verdict(verdict.sentence, verdict.text, verdict.cited, False, "restates its quote", [],
-                       verdict.support)
-    facts = facts_of(verdict.text)
-    figure = asks_figure(question) and any(_NUMBER.search(f) for f in facts)
-    direct = _YES_NO.search(question) and _DIRECT.search(verdict.text)
-    combined = len(set(verdict.cited)) >= 2
-    on_topic = bool(query_terms(verdict.text) & query_terms(question))
-    if direct or figure and on_topic:
-        return verdict
-    if combined and on_topic:
-        return verdict
-    reason = "restates its quote" if on_topic else "does not answer the question"
-    return Verdict(verdict.sentence, verdict.text, verdict.cited, False, reason, [], verdict.support)
-
-
-def _copied(text: str, quotes: Sequence[str]) -> bool:
-    """Is the sentence one of a quote's own sentences, word for word? (A clause lifted out of
-    a longer sentence, "Espresso takes 8 clicks", is not: it says the asked part plainly.)"""
-    said = _norm(text).rstrip(".!? ")
-    return bool(said) and any(said == _norm(s).rstrip(".!? ") for q in quotes
-                              for line in q.splitlines() for s in split_sentences(line))

@@ -28,7 +28,8 @@ from typing import Any
 from ..config import Config
 from ..generate import Generator, OnToken, make_generator
 from ..generate.base import Enough
-from ..generate.check import SentenceGate, Verdict, adds_to_quotes, check_sentence
+from ..generate.adds import adds_to_quotes
+from ..generate.check import SentenceGate, Verdict, check_sentence
 from ..generate.prompt import fit_quotes
 from ..retrieve.evidence import Evidence, quote_place, select_evidence
 from ..retrieve.sections import with_matching_sections, with_sections

@@ -1,0 +1,125 @@
+"""Does a checked sentence add to the quotes shown above it? A sentence true to its quote is
+shown only when it says something the quotes do not say plainly (issue 19's "say it once"):
+a direct yes or no, the figure asked for lifted out, or a combination of two quotes; and not
+when it picks one of several figures, or says yes where its quote says no."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ..words import asks_figure, query_terms, split_sentences
+from .check import _LONG_UNITS, _NUMBER, _UNIT_WORDS, FREE_WORDS, Verdict, _digits, _norm, facts_of
+
+_YES_NO = re.compile(r"^\s*(?:is|are|was|were|do|does|did|can|could|should|would|will|has|have|must)\b", re.I)
+_DIRECT = re.compile(r"^\s*(?:yes|no)\b", re.I)
+# the notes quoted again under the quotes: 'The notes say: "Bake in a Dutch oven at 250°C, lid on'
+_QUOTING = re.compile(r"^\W*(?:(?:the|your|my)\s+)?(?:notes?|sources?|quotes?|passages?)\s+(?:says?|states?|reads?)\b"
+                      r"\W*[\"“]|^\W*according to (?:the |your )?(?:notes?|sources?)\W*[\"“]", re.I)
+
+
+def adds_to_quotes(verdict: Verdict, question: str, quotes: dict[int, str]) -> Verdict:
+    """A checked sentence is shown only when it adds to the quotes above it: a direct yes or
+    no, the figure the question asks for lifted out, or a combination of two quotes. One that
+    restates a quote makes the reader read it twice; one that shares nothing with the question
+    does not answer it."""
+    if _QUOTING.search(verdict.text) or _copied(verdict.text, [quotes[n] for n in verdict.cited if n in quotes]):
+        # a sentence of the quote above it, word for word: even with a figure it is read twice
+        # (and may not be the one asked: "Hand grinder with 30 micron steps per click" for clicks)
+        return Verdict(verdict.sentence, verdict.text, verdict.cited, False, "restates its quote", [],
+                       verdict.support)
+    picked = _one_of_several(verdict.text, [quotes[n] for n in verdict.cited if n in quotes], question)
+    if picked:
+        return Verdict(verdict.sentence, verdict.text, verdict.cited, False,
+                       f"gives {picked} as the figure, but its quote gives several and says which is which",
+                       [picked], verdict.support)
+    facts = facts_of(verdict.text)
+    figure = asks_figure(question) and any(_NUMBER.search(f) for f in facts)
+    direct = _YES_NO.search(question) and _DIRECT.search(verdict.text)
+    if direct and _contradicts(verdict.text, [quotes[n] for n in verdict.cited if n in quotes]):
+        return Verdict(verdict.sentence, verdict.text, verdict.cited, False, "says yes where its quote says no",
+                       [], verdict.support)
+    combined = _combines(verdict.text, [quotes[n] for n in dict.fromkeys(verdict.cited) if n in quotes], question)
+    on_topic = bool(query_terms(verdict.text) & query_terms(question))
+    if direct or figure and on_topic:
+        return verdict
+    if combined and on_topic:
+        return verdict
+    reason = "restates its quote" if on_topic else "does not answer the question"
+    return Verdict(verdict.sentence, verdict.text, verdict.cited, False, reason, [], verdict.support)
+
+
+def _combines(text: str, quotes: Sequence[str], question: str) -> bool:
+    """Does the sentence need two of its quotes? Citing two is not enough: oh-08's "Obsidian
+    supports the following property types: - **Text** - **List** - **Number** - [1][2]" is quote
+    2's list cut short, with a stray [1] in front; every word of it is in quote 2."""
+    words = query_terms(text) - FREE_WORDS - query_terms(question)
+    return len(quotes) >= 2 and not any(words <= query_terms(q) for q in quotes)
+
+
+def _copied(text: str, quotes: Sequence[str]) -> bool:
+    """Is the sentence one of a quote's own sentences, word for word? (A clause lifted out of
+    a longer sentence, "Espresso takes 8 clicks", is not: it says the asked part plainly.)"""
+    said = _norm(text).rstrip(".!? ")
+    return bool(said) and any(said == _norm(s).rstrip(".!? ") for q in quotes
+                              for line in q.splitlines() for s in split_sentences(line))
+
+
+# a figure with what it measures: "$25", "5 MB", "20 minutes" (a bare number has no kind to compare)
+_AMOUNT = re.compile(r"([$€£])?\**\s?(?<![\w.:])(\d[\d,]*(?:\.\d+)?)(?![\d:])\**\s?(%|°|[a-zA-Z]+)?")
+# where one figure's label ends and the next begins: a table row's cells, a list of alternatives
+_CELL = re.compile(r"[;|\n]|,\s|\s(?:and|or|while|whereas)\s")
+
+
+def _amounts(text: str) -> list[tuple[str, str]]:
+    """(value, kind) of each figure that says what it measures: a currency or a unit."""
+    found = []
+    for m in _AMOUNT.finditer(_digits(text)):
+        unit = (m.group(3) or "").lower()
+        kind = m.group(1) or _LONG_UNITS.get(unit) or (unit if unit in _UNIT_WORDS or unit in ("%", "°") else "")
+        if kind:
+            found.append((m.group(2).replace(",", ""), kind))
+    return found
+
+
+def _one_of_several(text: str, quotes: Sequence[str], question: str) -> str:
+    """The figure a sentence states as *the* answer when its quote gives several of that kind,
+    each with its own label, and the sentence names none of them: "The Catalyst license is $25"
+    from "Insider: $25; Supporter: $50; VIP: $100" is the first tier said as the only price
+    (oh-53); "An Insider license costs $25" says which. A sentence that gives them all is a
+    list, not a pick. Returns the figure picked ("" when none is)."""
+    said = set(_amounts(text))
+    words = query_terms(text)
+    free = query_terms(question) | FREE_WORDS
+    for cell_values, cells in _rows_of(quotes):
+        for value, kind in said:
+            rivals = {v for v, k in cell_values if k == kind and v != value}
+            if (value, kind) not in cell_values or not rivals or {(v, kind) for v in rivals} <= said:
+                continue
+            own = set().union(*(query_terms(c) for c in cells if (value, kind) in _amounts(c)))
+            others = set().union(*(query_terms(c) for c in cells if any(
+                (v, kind) in _amounts(c) for v in rivals)))
+            label = {w for w in own - others - free if not w[0].isdigit()}  # the figures are not labels
+            if label and not label & words:
+                return next(m.group(0).strip("* ") for m in _AMOUNT.finditer(text)
+                            if m.group(2).replace(",", "") == value)
+    return ""
+
+
+def _rows_of(quotes: Sequence[str]):
+    """Each line of the quotes with its figures and its cells (see ``_CELL``)."""
+    for quote in quotes:
+        for line in quote.splitlines():
+            cells = [c for c in _CELL.split(line) if c.strip()]
+            yield set(_amounts(line)), cells
+
+
+_NEGATION = re.compile(r"\b(?:not|never|no|cannot|can't|don't|doesn't|isn't|aren't|won't|excluded?|ignored?)\b", re.I)
+
+
+def _contradicts(text: str, quotes: Sequence[str]) -> bool:
+    """A bare "Yes, ..." over quotes that say no: "Yes, Obsidian Sync syncs hidden folders like
+    .git [1]" above "hidden and excluded from sync" (oh-46). A word-overlap check cannot read
+    polarity; a yes the quotes hedge with a negation is left to the quotes themselves."""
+    says_yes = re.match(r"\W*yes\b", text, re.I) and not _NEGATION.search(text)
+    return bool(says_yes) and any(_NEGATION.search(q) for q in quotes)
