@@ -64,7 +64,9 @@ class Config:
     # watcher
     debounce: float = 1.0
     reconcile_interval: float = 300.0
-    watch_prefill: str = "on"  # the watcher embeds evidence passages ahead of questions when idle: on, off
+    # the idle watcher embeds evidence passages ahead of questions: on, off, or auto (on unless
+    # the embedder is a server: ~10k requests a vault may be metered there)
+    watch_prefill: str = "auto"
     daemon: str = "auto"  # search/ask/status through a running watcher: auto, off or require
 
     @property
@@ -163,7 +165,7 @@ def load_config(overrides: dict[str, Any] | None = None, env: dict[str, str] | N
         values[key], source[key] = _coerce(key, raw, where), where
     for key, allowed, default in (("mode", MODES, "hybrid"), ("daemon", DAEMON, "auto"),
                                   ("index_overlap", OVERLAP, "auto"), ("embed_pooling", POOLINGS, ""),
-                                  ("watch_prefill", ON_OFF, "on")):
+                                  ("watch_prefill", ("auto",) + ON_OFF, "auto")):
         if values.get(key, default) not in allowed:
             empty = " (or empty: the model's own)" if "" in allowed else ""
             raise ConfigError(f"{source[key]} must be one of {', '.join(filter(None, allowed))}{empty}, "

@@ -145,3 +145,19 @@ def test_no_prefill_turns_it_off(vault, rag_home, daemons):
     assert status["running"] and status.get("passages") is None
     assert "Passages:" not in rag("watch", "--status").stdout
     assert d.terminate()[0] == 0
+
+
+
+def test_auto_leaves_the_prefill_off_with_an_embedding_server_and_on_without(tmp_path):
+    """Each passage would be a request to an embedding server (a hosted one bills it): ``auto``
+    does not send ten thousand of them unasked. The choice comes before any model or server."""
+    from ragcli.watch.prefill import prefill_wanted, start_prefill
+
+    home = {"RAG_HOME": str(tmp_path)}
+    server = {**home, "RAG_EMBED_URL": "http://127.0.0.1:9/v1"}
+    assert load_config(env=home).watch_prefill == "auto"
+    assert prefill_wanted(load_config(env=home))
+    assert not prefill_wanted(load_config(env=server))
+    assert start_prefill(load_config(env=server), indexer=None) is None
+    assert prefill_wanted(load_config(env={**server, "RAG_WATCH_PREFILL": "on"}))
+    assert not prefill_wanted(load_config(env={**home, "RAG_WATCH_PREFILL": "off"}))

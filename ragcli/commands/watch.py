@@ -38,7 +38,8 @@ def watch_cmd(
     no_serve: bool = typer.Option(False, "--no-serve", help="Do not answer search/ask/status on the "
                                   "socket (they then always work in their own process)."),
     no_prefill: bool = typer.Option(False, "--no-prefill", help="Do not embed notes' passages ahead of "
-                                    "questions when idle (setting watch_prefill; default on)."),
+                                    "questions when idle (setting watch_prefill; default auto: on "
+                                    "unless embed_url is set)."),
     timeout: float = typer.Option(60.0, "--timeout", help="Seconds --stop waits for the watcher to end."),
     gpu_layers: Optional[int] = GPU,
     log_file: Optional[Path] = typer.Option(None, "--log-file", help="Also append the log to this file."),

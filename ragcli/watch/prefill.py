@@ -155,9 +155,15 @@ class PassagePrefill:
                 return
 
 
+def prefill_wanted(config) -> bool:
+    """``auto`` is off with an embedding server (``embed_url``): each passage would be a
+    request to it, which a hosted API bills; ``on`` asks for it there too."""
+    return config.watch_prefill == "on" or (config.watch_prefill == "auto" and not config.embed_url)
+
+
 def start_prefill(config, indexer) -> PassagePrefill | None:
-    """The watcher's pre-fill, or None when it is turned off or the embedder did not load."""
-    if config.watch_prefill == "off":
+    """The watcher's pre-fill, or None when it is not wanted or the embedder did not load."""
+    if not prefill_wanted(config):
         return None
     try:
         return PassagePrefill(indexer.idx, indexer.embedder(), config.index_dir)
