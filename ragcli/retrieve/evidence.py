@@ -182,7 +182,7 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
         which picks among units but must not make a question look answered."""
         figure = W_FIGURE if asks_figure(ask) else 0.0
         kind = answer_type(ask)
-        procedure = bool(_HOW.search(ask))
+        procedure = asks_how(ask)
         asked = query_terms(ask) | query_terms(question)
         out = []
         for pos, k in enumerate(order):
@@ -277,7 +277,7 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
             continue
         if kind_led and not holds_figure(unit.text, ask):
             continue
-        if unit.kind == "steps" and not _HOW.search(question) and any(inside(u, unit) for _s, u in chosen):
+        if unit.kind == "steps" and not asks_how(question) and any(inside(u, unit) for _s, u in chosen):
             continue  # the item already quoted is the answer; its whole list would only add words
         per_chunk[unit.chunk.id] = per_chunk.get(unit.chunk.id, 0) + 1
         chosen.append((base, unit))
@@ -285,8 +285,9 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
         chosen.sort(key=lambda c: -c[0])
     if asks_reason(question):
         chosen = _with_reason(chosen, units, overall, limit)
-    chosen = without_padding(chosen, ask, bool(_HOW.search(ask)), bool(parts), for_parts, named)
-    pads = best_pads(chosen, ask, bool(_HOW.search(ask)), bool(parts), for_parts, named)
+    how = asks_how(ask)
+    chosen = without_padding(chosen, ask, how, bool(parts), for_parts, named)
+    pads = best_pads(chosen, ask, how, bool(parts), for_parts, named)
     kept = said_once(dedupe_contained(chosen))
     added = dedupe_contained(with_next_figure(kept, units, overall, limit))
     # the next sentence may turn out to be shown already (inside a quoted block): then it takes no place
