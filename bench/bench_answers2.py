@@ -10,6 +10,8 @@ Sets (``bench/questions``; ``--set`` picks some, default all):
 - howto:        howto.jsonl, 40 "how do I" questions answered by a code block, list or table
                 (`must`: the block's key strings);
 - unanswerable: unanswerable_users.jsonl, 10 plausible questions no note covers.
+- users:        users.jsonl, 60 answerable + 20 unanswerable questions typed as users ask, neither
+                copying nor avoiding the note's words (reference, facts, expected note + `also`);
 - reports:      reports.jsonl (issue 20), 68 questions on 6 long PDF reports of pdfs-long, half
                 a figure from a table, half a reason from the text; `facts` are the key
                 figures; the reports asked about (``--report-files`` GLOB narrows them) are
@@ -28,7 +30,7 @@ Figures per set and checkout, from `rag ask`'s own rendering (stdout above "Sour
   covered when all its `must` strings are shown, or, for a part no note covers, when the
   answer says plainly the notes don't say it (and is not a blanket refusal);
 - facts (answers set): share of the reference facts shown verbatim;
-- note: paraphrase questions whose expected note (or an `also`) is among the quotes/sources;
+- note: paraphrase and users questions whose expected note (or an `also`) is among the quotes/sources;
   for reports, questions with a quote from the right report;
 - words: words the reader reads (stdout above the sources), mean over answered questions;
   repeats: share of answered questions where a quote (5+ words) is printed twice;
@@ -42,7 +44,7 @@ Usage (indexes the vaults under --homes on first use; needs ../shared):
     python bench/bench_answers2.py --set multipart --set howto --baseline /work/wt-base
     python bench/bench_answers2.py --set howto --split check --show ht-02   # print one answer
     python bench/bench_answers2.py --set answers --only oh-53 --only oh-08   # just these questions
-    python bench/bench_answers2.py --check-sets                         # every must string still in its note
+    python bench/bench_answers2.py --check-sets                         # every must string, users fact, in its note
 Timings come from a shared 2-core machine: compare ratios within one run.
 """
 
@@ -74,7 +76,8 @@ EXAMPLES = Path(tempfile.gettempdir()) / "ragcli-bench-examples" / "vault"
 CORPORA = {"obsidian-help": SHARED / "corpora" / "obsidian-help" / "en", "examples": EXAMPLES, "reports": REPORTS}
 QUESTIONS = ROOT / "bench" / "questions"
 SETS = {"answers": "answers.jsonl", "paraphrase": "paraphrase.jsonl", "multipart": "multipart.jsonl",
-        "howto": "howto.jsonl", "unanswerable": "unanswerable_users.jsonl", "reports": "reports.jsonl"}
+        "howto": "howto.jsonl", "unanswerable": "unanswerable_users.jsonl", "reports": "reports.jsonl",
+        "users": "users.jsonl"}
 
 
 def load_set(name: str) -> list[dict]:
@@ -90,7 +93,8 @@ def load_set(name: str) -> list[dict]:
 
 
 def check_sets() -> int:
-    """Every path exists and every `must` string (normalised) is still in its note."""
+    """Every path exists and every `must` string (normalised), and every `facts` string of the
+    users set, is still in its note."""
     bad = 0
     for name in ("multipart", "howto"):
         for row in load_set(name):
@@ -104,6 +108,13 @@ def check_sets() -> int:
                 if not note.is_file() or missing:
                     bad += 1
                     print(f"{row['id']}: {part['path']} {'missing file' if not note.is_file() else missing}")
+    for row in (r for r in load_set("users") if r["answerable"]):  # facts are matched as is (score)
+        note = CORPORA[row["corpus"]] / row["path"]
+        text = note.read_text(encoding="utf-8").lower() if note.is_file() else ""
+        missing = [f for f in row["facts"] if f.lower() not in text]
+        if not note.is_file() or missing:
+            bad += 1
+            print(f"{row['id']}: {row['path']} {'missing file' if not note.is_file() else missing}")
     print("sets ok" if not bad else f"{bad} problems")
     return 1 if bad else 0
 

@@ -1,6 +1,6 @@
 """What the "not covered" gate sees, per question, for every bench set: dump it, then try rules.
 
-For each question of answers / paraphrase / multipart / howto / unanswerable_users, the answer
+For each question of answers / paraphrase / multipart / howto / unanswerable_users / users, the answer
 flow runs up to the gate (`pipeline.answer.answer_from_hits` with quotes only) and this records
 the gate's inputs and a few features it does not read yet: the hits' cosines (margin of the top
 over the rest), whether the keyword and vector sides agree on the top note, how many notes the
@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 SETS = {"answers": "answers.jsonl", "paraphrase": "paraphrase.jsonl", "multipart": "multipart.jsonl",
-        "howto": "howto.jsonl", "unanswerable": "unanswerable_users.jsonl"}
+        "howto": "howto.jsonl", "unanswerable": "unanswerable_users.jsonl", "users": "users.jsonl"}
 
 
 def load_rows(sets, limit: int | None) -> list[dict]:
