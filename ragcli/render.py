@@ -335,6 +335,9 @@ def print_answer(result, *, streamed: bool, verbose: bool = False) -> None:
         if result.not_mentioned:
             console.print("No note mentions " + ", ".join(f"\u201c{clean(n)}\u201d" for n in result.not_mentioned)
                           + ".", style="dim")
+        if result.not_found:
+            names = ", ".join(f"\u201c{clean(n)}\u201d" for n in result.not_found)
+            console.print(f"The notes found never mention {names}.", style="dim")
         if result.nearest:
             console.print("The nearest notes, which may not answer it: "
                           + " \u00b7 ".join(clean(os.path.splitext(os.path.basename(p))[0]) for p in result.nearest)

@@ -155,6 +155,7 @@ class Answer:
     missing_parts: list[str] = field(default_factory=list)  # parts no note answers
     tentative: bool = False  # the evidence is weak: the passages may answer it, none says so plainly
     not_mentioned: list[str] = field(default_factory=list)  # names and words of the question that no note holds
+    not_found: list[str] = field(default_factory=list)  # names a note holds, but no passage found for it
     nearest: list[str] = field(default_factory=list)  # not covered: the notes search found nearest, to look at
 
     def to_json(self) -> dict[str, Any]:
@@ -169,10 +170,11 @@ class Answer:
                 "generated": self.generated, "quoted_fallback": self.quoted_fallback, "checked": self.checked,
                 "retrieval_query": self.retrieval_query, "notices": self.notices, "stopped": self.stopped,
                 "parts": self.parts, "missing_parts": self.missing_parts, "tentative": self.tentative,
-                "not_mentioned": self.not_mentioned, "nearest": self.nearest}
+                "not_mentioned": self.not_mentioned, "not_found": self.not_found, "nearest": self.nearest}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Answer:
-        plain = {f.name: d[f.name] for f in fields(cls) if f.name not in ("question", "text", "sources", "quotes")}
+        plain = {f.name: d[f.name] for f in fields(cls)
+                 if f.name in d and f.name not in ("question", "text", "sources", "quotes")}
         return cls(d["question"], d["answer"], [Source.from_json(s) for s in d["sources"]],
                    quotes=[Quote.from_json(q) for q in d["quotes"]], **plain)

@@ -65,9 +65,15 @@ _ASKS_FIGURE = re.compile(
     r"length|height|depth|distance|cost|price|rate|dose|volume|version|port))\b|" + _ASKS_WHEN, re.I)
 
 
+# "How can I see how many people visit my site?" asks for a way to see the figure, not the figure.
+_A_WAY_TO_SEE = re.compile(r"^\W*(?:how|where)\s+(?:do|can|could|would|should)\s+(?:i|we|you)\s+(?:\w+\s+){0,2}?"
+                           r"(?:see|check|count|find|track|measure|show)\s+(?:out\s+)?how\s+(?:many|much|long|often)\b",
+                           re.I)
+
+
 def asks_figure(question: str) -> bool:
     """Does the question ask for a quantity, a time or a date ("how long", "what pressure")?"""
-    return bool(_ASKS_FIGURE.search(question))
+    return bool(_ASKS_FIGURE.search(question)) and not _A_WAY_TO_SEE.search(question)
 
 
 # What kind of figure a question asks for, and how a passage that holds one reads.

@@ -157,3 +157,32 @@ def test_a_word_the_hits_say_otherwise_though_no_quote_does_is_heard(help_vault_
     assert any(q["path"].endswith("File recovery.md") for q in result["quotes"])
     result = _ask(monkeypatch, capsys, example_vault_env, "What ratio and steeping time do I use for cold brew?")
     assert not result["covered"] and "steeping" in result["not_mentioned"]
+
+
+def test_a_name_no_passage_read_holds_is_refused_however_close_the_quotes(example_vault_env, monkeypatch, capsys):
+    """"What grind setting do I use for an AeroPress?" reads the grinder table (best quote over the
+    evidence floor), but no note says "AeroPress": the settings are for other brewers."""
+    result = _ask(monkeypatch, capsys, example_vault_env, "What grind setting do I use for an AeroPress?")
+    assert not result["covered"] and result["not_mentioned"] == ["AeroPress"] and result["not_found"] == []
+    result = _ask(monkeypatch, capsys, example_vault_env, "What grind setting do I use for espresso on the Comandante?")
+    assert result["covered"] and "8" in _shown(result)
+
+
+def test_names_are_read_as_the_notes_would_write_them():
+    """A date is no name; a question in title case has none; a name is found case aside, its
+    words in a row on one line ("X-Core" as "x core"), not across a line break."""
+    from ragcli.retrieve.relevance import names_in, names_not_in
+
+    assert names_in("What name does it give a note created on 1 January at 09:45?") == []
+    assert names_in("How Do I Tuck Away My Sections?") == []
+    assert names_in("How do I move my vault over to Logseq?") == ["Logseq"]
+    texts = ["Set the Hunter x core timer", "Google\ncalendar"]
+    assert names_not_in(["X-Core", "Google Calendar", "Hunter"], texts) == ["Google Calendar"]
+
+
+def test_a_way_to_see_a_figure_is_not_a_question_for_the_figure():
+    from ragcli.words import asks_figure
+
+    assert not asks_figure("How can I see how many people visit my published site?")
+    assert asks_figure("How many clicks on the Comandante do I use for espresso?")
+    assert asks_figure("How do I know how long to proof the dough?")

@@ -55,16 +55,34 @@ _CAPITAL = r"[A-Z][\w-]*[A-Za-z0-9]"
 _NAME = re.compile(rf"(?<![.?!]\s)(?<!^)(?<![\w'-])({_CAPITAL}(?:\s+{_CAPITAL})*)(?![\w'])"
                    r"|[\"“]([^\"”]{2,40})[\"”]")
 _NOT_NAMES = frozenset({"I", "I'm", "I've", "OK"})
+# A month or a day is a date, not a thing the notes must name ("a note created on 1 January")
+_CALENDAR = frozenset("january february march april may june july august september october november december "
+                      "monday tuesday wednesday thursday friday saturday sunday".split())
 
 
 def names_in(question: str) -> list[str]:
-    """The names a question uses (see _NAME), in its order."""
+    """The names a question uses (see _NAME), in its order. None in a question typed in title
+    case or capitals, where a capital says nothing."""
+    words = re.findall(r"[A-Za-z][\w'-]*", question)
+    if len(words) > 2 and sum(w[0].isupper() for w in words) * 2 > len(words):
+        return []
     names = []
     for m in _NAME.finditer(question.strip()):
         name = m.group(1) or m.group(2)
-        if name and name not in _NOT_NAMES:
+        if name and name not in _NOT_NAMES and name.lower() not in _CALENDAR:
             names.append(name)
     return list(dict.fromkeys(names))
+
+
+def names_not_in(names: Sequence[str], texts: Sequence[str]) -> list[str]:
+    """Those of ``names`` that none of ``texts`` holds, case aside, their words in a row."""
+    joined = "\n".join(texts)
+    return [n for n in names if not re.search(_in_a_row(n), joined, re.I)]
+
+
+def _in_a_row(name: str) -> str:
+    """A pattern for the name's words in a row on one line, whole ("X-Core" is "x core" too)."""
+    return r"(?<!\w)" + r"[ \t_-]+".join(map(re.escape, re.findall(r"\w+", name))) + r"(?!\w)"
 
 
 def unknown_names(question: str, df: Callable[[list[str]], list[int]]) -> list[str]:
