@@ -96,6 +96,17 @@ class PassageCache:
                            (self.max_rows,))
         self._run(write)
 
+    def vectors(self, texts: Sequence[str], embedder) -> tuple[dict[str, np.ndarray], list[str]]:
+        """Vectors of ``texts`` (distinct) by text: the cached ones read, the rest embedded by
+        ``embedder`` and written here; and the texts that had to be embedded."""
+        found = self.get(texts, int(embedder.dim))
+        missing = [t for t in texts if t not in found]
+        if missing:
+            made = dict(zip(missing, embedder.embed(missing)))
+            self.put(made)
+            found.update(made)
+        return found, missing
+
     # -- keeping the file sound -------------------------------------------------------------
     def _open(self, retry: bool) -> None:
         try:

@@ -139,16 +139,12 @@ class PassagePrefill:
 
     def _fill_some(self) -> None:
         """Embed the next batch the cache lacks; batches it has cost one lookup each."""
-        dim = int(self.embedder.dim)
         for _ in range(LOOKUP_BATCHES):
             batch = self._todo[self._next:self._next + BATCH]
             if not batch:
                 return
-            found = self.cache.get(batch, dim)
-            missing = [t for t in batch if t not in found]
-            if missing:
-                self.cache.put(dict(zip(missing, self.embedder.embed(missing))))
-                self.embedded += len(missing)
+            missing = self.cache.vectors(batch, self.embedder)[1]
+            self.embedded += len(missing)
             self._confirmed.update(batch)
             self._next += len(batch)
             if missing:
