@@ -123,6 +123,14 @@ def write_vault(folder: Path, notes: int = 12, seed: int = 0) -> Path:
     return folder
 
 
+def write_notes(root: Path, notes: dict[str, str]) -> Path:
+    """A vault of the given notes (relative path -> text) under ``root``."""
+    for rel, text in notes.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
 def chroma_ids(index_dir: Path) -> set[str]:
     """The ids in the Chroma store, read in a child process (no stale in-process cache)."""
     code = ("import sys, json, chromadb\nfrom chromadb.config import Settings\n"

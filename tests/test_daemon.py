@@ -22,7 +22,7 @@ from functools import partial
 from pathlib import Path
 
 import pytest
-from helpers import ok, rag_env, wait_for
+from helpers import ok, rag_env, wait_for, write_notes
 from helpers import rag as _rag
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -59,11 +59,7 @@ def alive(pid: int) -> bool:
 
 @pytest.fixture
 def vault(tmp_path) -> Path:
-    root = tmp_path / "vault"
-    for rel, text in NOTES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    return root
+    return write_notes(tmp_path / "vault", NOTES)
 
 
 @pytest.fixture

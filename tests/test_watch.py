@@ -24,7 +24,7 @@ import pytest
 
 from conftest import VAULT, needs_corpora
 from helpers import rag as _rag
-from helpers import ok, rag_env, seed_vector_cache, wait_for
+from helpers import ok, rag_env, seed_vector_cache, wait_for, write_notes
 
 ROOT = Path(__file__).resolve().parents[1]
 rag = partial(_rag, text=True, timeout=120.0)  # this file reads str output
@@ -127,10 +127,7 @@ NOTES = {
 
 @pytest.fixture
 def vault(tmp_path) -> Path:
-    root = tmp_path / "vault"
-    for rel, text in NOTES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
+    root = write_notes(tmp_path / "vault", NOTES)
     (root / ".obsidian").mkdir()
     (root / ".obsidian" / "workspace.json").write_text("{}")
     return root

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from helpers import rag as _rag
-from helpers import wait_for
+from helpers import wait_for, write_notes
 from test_watch import DEADLINE, NOTES, Daemon, Reader, atomic_save
 
 from ragcli.config import load_config
@@ -30,11 +30,7 @@ FILL_DEADLINE = 600.0  # a loaded 2-core machine embeds some thousand passages s
 
 @pytest.fixture
 def vault(tmp_path) -> Path:
-    root = tmp_path / "vault"
-    for rel, text in NOTES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    return root
+    return write_notes(tmp_path / "vault", NOTES)
 
 
 @pytest.fixture

@@ -221,14 +221,12 @@ class SentenceGate:
     """Wraps a token stream: holds text back until a sentence is complete, checks it, and
     passes on only sentences that hold. ``verdicts`` keeps every decision."""
 
-    def __init__(self, check: Callable[[str], Verdict], on_text: Callable[[str], None] | None,
-                 max_kept: int = MAX_KEPT, max_failed_run: int = MAX_FAILED_RUN):
+    def __init__(self, check: Callable[[str], Verdict], on_text: Callable[[str], None] | None):
         self.check = check
         self.on_text = on_text
         self.buffer = ""
         self.verdicts: list[Verdict] = []
         self.kept: list[str] = []
-        self.max_kept, self.max_failed_run = max_kept, max_failed_run
         self._said: set[str] = set()  # content words of the kept sentences
         self._failed_run = 0
         self.enough = ""  # why the rest of the generation is not worth reading ("" = go on)
@@ -266,12 +264,12 @@ class SentenceGate:
             self.enough = "the model repeats itself"
         self.verdicts.append(verdict)
         self._failed_run = 0 if verdict.ok else self._failed_run + 1
-        if self._failed_run >= self.max_failed_run:
+        if self._failed_run >= MAX_FAILED_RUN:
             self.enough = f"{self._failed_run} sentences in a row failed their check"
         if verdict.ok:
             self._said |= words
-            if len(self.kept) + 1 >= self.max_kept:
-                self.enough = f"{self.max_kept} sentences: a short answer is complete"
+            if len(self.kept) + 1 >= MAX_KEPT:
+                self.enough = f"{MAX_KEPT} sentences: a short answer is complete"
             shown = _with_citations(verdict)
             if self.on_text is not None:
                 self.on_text(("" if not self.kept else " ") + shown)

@@ -69,11 +69,6 @@ class Count:
         return f"{self.words} [{self.n}]."
 
 
-def asks_count(question: str) -> bool:
-    """Does the question ask how many of something, or a total?"""
-    return bool(_HOW_MANY.search(question) or _WHAT_TOTAL.search(question))
-
-
 def direct_count(question: str, quotes: Sequence[Quote]) -> Count | None:
     """The count the question asks for, from a sentence of a PDF page among ``quotes``; None
     when none states it or they state different ones."""

@@ -47,16 +47,21 @@ def _with_rule(quote: Quote, section_chunks) -> Quote:
 
 
 def _line_and_above(quote: Quote, chunks: Sequence[Chunk]) -> tuple[str | None, str]:
-    """The note's line the quote starts on, and the line above it, read from a chunk of its
-    section holding both with one text line a file line (an embed's lines are not the file's)."""
-    for chunk in chunks:
-        lines = chunk.text.split("\n")
-        if chunk.page != quote.page or len(lines) != chunk.line_end - chunk.line_start + 1:
-            continue
+    """The note's line the quote starts on, and the line above it, read from a chunk holding both."""
+    for chunk, lines in _file_lines(quote, chunks):
         k = quote.line_start - chunk.line_start
         if 1 <= k < len(lines):
             return lines[k], lines[k - 1]
     return None, ""
+
+
+def _file_lines(quote: Quote, chunks: Sequence[Chunk]):
+    """The chunks on the quote's page whose text lines are the note's lines (an embed's lines
+    are not the file's), with those lines."""
+    for chunk in chunks:
+        lines = chunk.text.split("\n")
+        if chunk.page == quote.page and len(lines) == chunk.line_end - chunk.line_start + 1:
+            yield chunk, lines
 
 
 # ----------------------------------------------------------------------------- the sentence after
@@ -93,10 +98,7 @@ def _with_after(quote: Quote, asked: set[str], section_chunks) -> Quote:
 def _next_sentence(quote: Quote, chunks: Sequence[Chunk]) -> tuple[str, int]:
     """The sentence after the quote in its note: the rest of its last line, or else the paragraph
     that starts after one blank line (its first sentence), with the file line it ends on."""
-    for chunk in chunks:
-        lines = chunk.text.split("\n")
-        if chunk.page != quote.page or len(lines) != chunk.line_end - chunk.line_start + 1:
-            continue
+    for chunk, lines in _file_lines(quote, chunks):
         k = quote.line_end - chunk.line_start
         if not 0 <= k < len(lines):
             continue

@@ -143,13 +143,7 @@ class Searcher:
             from ..store.passages import open_passages
 
             self._on_disk = open_passages(self.config.index_dir, embedder)
-        found = self._on_disk.get(texts, int(embedder.dim))
-        missing = [t for t in texts if t not in found]
-        if missing:
-            made = dict(zip(missing, embedder.embed(missing)))
-            self._on_disk.put(made)
-            found.update(made)
-        return found
+        return self._on_disk.vectors(texts, embedder)[0]
 
     def search(self, query: str, k: int = 10, mode: str | None = None,
                filters: Filters | None = None, candidates: int | None = None) -> list[Hit]:

@@ -42,8 +42,7 @@ def fill_missing_centroids(db: sqlite3.Connection, dim: int, paths: Sequence[str
         missing = [p for (p,) in db.execute(
             "SELECT DISTINCT c.path FROM chunks c LEFT JOIN notes n ON n.path = c.path WHERE n.path IS NULL")]
     else:
-        have = {p for part in _parts(list(paths)) for (p,) in db.execute(
-            f"SELECT path FROM notes WHERE path IN ({','.join('?' * len(part))})", part)}
+        have = {p for (p,) in rows_in(db, "SELECT path FROM notes WHERE path IN", list(paths))}
         missing = [p for p in paths if p not in have]
     filled = 0
     for path in missing:
@@ -60,11 +59,6 @@ def fill_missing_centroids(db: sqlite3.Connection, dim: int, paths: Sequence[str
     if commit:
         db.commit()
     return filled
-
-
-def _parts(items: list, size: int = 500):
-    for start in range(0, len(items), size):
-        yield items[start:start + size]
 
 
 def unit_mean(vectors) -> np.ndarray:

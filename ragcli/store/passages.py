@@ -28,9 +28,10 @@ from pathlib import Path
 
 import numpy as np
 
+from .manifest import cached_vectors
+
 PASSAGES_NAME = "passages.sqlite"
 MAX_ROWS = 60_000  # ~95 MB at 384 dims; a question adds ~50 new rows, so ~1,200 questions' worth
-_BATCH = 500  # keys per SELECT (SQLite's parameter limit is 999 on old builds)
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS vectors (key BLOB PRIMARY KEY, vec BLOB NOT NULL);
@@ -73,14 +74,9 @@ class PassageCache:
     def get(self, texts: Sequence[str], dim: int) -> dict[str, np.ndarray]:
         """The cached vectors among ``texts``, by text."""
         keys = {passage_key(self.identity, t): t for t in dict.fromkeys(texts)}
-        found: dict[str, np.ndarray] = {}
-        rows = self._run(lambda db: [row for part in _parts(list(keys)) for row in db.execute(
-            f"SELECT key, vec FROM vectors WHERE key IN ({','.join('?' * len(part))})", part)]) or []
-        for key, blob in rows:
-            vec = np.frombuffer(blob, dtype=np.float32)
-            if vec.shape == (dim,):  # a row of another size is not this embedder's: not used
-                found[keys[bytes(key)]] = vec
-        return found
+        # a row of another size is not this embedder's: not used
+        found = self._run(lambda db: cached_vectors(db, list(keys), dim)) or {}
+        return {keys[bytes(key)]: vec for key, vec in found.items()}
 
     def put(self, vectors: dict[str, np.ndarray]) -> None:
         """Remember ``vectors`` (text -> vector), the oldest rows let go past ``max_rows``."""
@@ -95,6 +91,17 @@ class PassageCache:
                 db.execute("DELETE FROM vectors WHERE rowid <= (SELECT max(rowid) FROM vectors) - ?",
                            (self.max_rows,))
         self._run(write)
+
+    def vectors(self, texts: Sequence[str], embedder) -> tuple[dict[str, np.ndarray], list[str]]:
+        """Vectors of ``texts`` (distinct) by text: the cached ones read, the rest embedded by
+        ``embedder`` and written here; and the texts that had to be embedded."""
+        found = self.get(texts, int(embedder.dim))
+        missing = [t for t in texts if t not in found]
+        if missing:
+            made = dict(zip(missing, embedder.embed(missing)))
+            self.put(made)
+            found.update(made)
+        return found, missing
 
     # -- keeping the file sound -------------------------------------------------------------
     def _open(self, retry: bool) -> None:
@@ -149,7 +156,3 @@ class PassageCache:
         for suffix in ("", "-wal", "-shm"):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(f"{self.path}{suffix}")
-
-
-def _parts(keys: list[bytes]) -> list[list[bytes]]:
-    return [keys[i:i + _BATCH] for i in range(0, len(keys), _BATCH)]

@@ -34,11 +34,10 @@ log = logging.getLogger("ragcli.watch")
 class PassagePrefill:
     """``step()`` until ``done``; ``restart()`` when the index changed; ``progress()`` for status."""
 
-    def __init__(self, index, embedder, index_dir, cap: int = CAP):
+    def __init__(self, index, embedder, index_dir):
         self.index = index
         self.embedder = embedder
         self.cache = open_passages(index_dir, embedder)
-        self.cap = cap
         self.embedded = 0  # passages this watcher embedded
         self._told = False  # the first "ready" is logged at INFO, those after a change at DEBUG
         self._memo: dict[str, list[str]] = {}  # chunk id -> its passages (ids change with the text)
@@ -62,7 +61,7 @@ class PassagePrefill:
 
     @property
     def listing(self) -> bool:
-        return self._ids is None or (self._listed < len(self._ids) and len(self._texts) < self.cap)
+        return self._ids is None or (self._listed < len(self._ids) and len(self._texts) < CAP)
 
     @property
     def done(self) -> bool:
@@ -129,7 +128,7 @@ class PassagePrefill:
         for i in window:
             if i not in self._memo or not self.listing:
                 break
-            self._texts.update((t, None) for t in self._memo[i][:self.cap - len(self._texts)])
+            self._texts.update((t, None) for t in self._memo[i][:CAP - len(self._texts)])
             self._listed += 1
         if not self.listing:
             self._memo = {i: self._memo[i] for i in self._ids[:self._listed]}  # deleted chunks go
@@ -139,16 +138,12 @@ class PassagePrefill:
 
     def _fill_some(self) -> None:
         """Embed the next batch the cache lacks; batches it has cost one lookup each."""
-        dim = int(self.embedder.dim)
         for _ in range(LOOKUP_BATCHES):
             batch = self._todo[self._next:self._next + BATCH]
             if not batch:
                 return
-            found = self.cache.get(batch, dim)
-            missing = [t for t in batch if t not in found]
-            if missing:
-                self.cache.put(dict(zip(missing, self.embedder.embed(missing))))
-                self.embedded += len(missing)
+            missing = self.cache.vectors(batch, self.embedder)[1]
+            self.embedded += len(missing)
             self._confirmed.update(batch)
             self._next += len(batch)
             if missing:
