@@ -97,16 +97,22 @@ _PRICE = re.compile(r"[$€£¥₹]\s*\d|\d\s*(?:usd|eur|gbp|dollars?|euros?|pou
 # answered by "OPM trained 57 out of 68 ..." and the row's "83.8%", not by the sentences around
 # them that share more of its words ("virtual benefits officers training seminars").
 _SHARE = re.compile(r"\d\s*(?:%|per ?cent\b)|\b\d[\d,]*\s+out\s+of\s+(?:the\s+)?\d", re.I)
+# An amount ("how much salt", "how much is the discount"): a number that is not a time taken.
+_AMOUNT = re.compile(r"(?<![\w.])\d[\d.,]*(?![\d.,]*\s*(?:(?:-|–|to|or)\s*\d[\d.,]*\s*)?(?:business\s+|working\s+)?"
+                     r"(?:secs?|seconds?|mins?|minutes?|hrs?|hours?|days?|weeks?|months?|years?)\b)", re.I)
 _ANSWER_TYPES = ((re.compile(r"\bhow much\b(?:\W+\w+){0,6}?\W+(?:cost|costs|pay|charge|charged|per (?:month|year))\b|"
                              r"\bwhat(?:'s| is| does)?(?:\W+\w+){0,3}?\W+(?:cost|price)\b", re.I), _PRICE),
-                 (re.compile(r"\bhow long\b|\bhow many (?:minutes|seconds|hours|days|weeks)\b", re.I), _DURATION),
+                 (re.compile(r"\bhow long\b|\bhow many (?:minutes|seconds|hours|days|weeks)\b|"
+                             r"\bhow much (?:time|longer)\b", re.I), _DURATION),
+                 (re.compile(r"\bhow much\b", re.I), _AMOUNT),
                  (re.compile(r"\btemperature\b|\bhow (?:hot|cold|warm)\b", re.I), _TEMPERATURE),
                  (re.compile(_ASKS_WHEN + r"|\bwhat (?:time|date|year|day)\b", re.I), _WHEN),
                  (re.compile(r"\bwhat (?:share|percentage|percent|proportion|fraction)\b", re.I), _SHARE))
 
 
 def answer_type(question: str) -> re.Pattern[str] | None:
-    """For a question that asks a price, a duration, a temperature or a time: what its answer looks like."""
+    """For a question that asks a price, a duration, an amount, a temperature or a time: what its answer
+    looks like."""
     for asks, looks in _ANSWER_TYPES:
         if asks.search(question):
             return looks

@@ -481,6 +481,20 @@ def test_question_parts_by_general_rules():
         "What time do I water the tomatoes", "for how long"]
     assert len(question_parts("Is it safe or not?")) == 1  # "or not" is no alternative
     assert len(question_parts("How do I sync between my phone and my laptop?")) == 1  # no question word after "and"
+    # a figure asked after a clause that asks none is a part, though it names nothing of its own
+    assert question_parts("is there a student discount, and how much is it?") == [
+        "is there a student discount", "how much is it"]
+
+
+def test_how_much_asks_an_amount_not_a_time_taken():
+    from ragcli.words import holds_figure
+
+    asked = "how much is the student discount"
+    assert holds_figure("They both give you 40% off our add-on services", asked)
+    assert holds_figure("Use 10 g of salt", "how much salt goes in my bread")
+    assert not holds_figure("It will take up to 3 business days.", asked)
+    assert not holds_figure("It takes 3 to 5 days", asked)
+    assert holds_figure("It takes 3 to 5 days", "how much time does it take")
 
 
 def test_each_part_of_a_question_gets_its_quote(example_vault_env, monkeypatch, capsys):
@@ -601,7 +615,7 @@ def test_a_price_is_answered_by_a_price_only(example_vault_env, monkeypatch, cap
     from ragcli.words import answer_type, holds_figure
 
     assert answer_type("How much does Sync cost per month?") is not None
-    assert answer_type("How much water do I use?") is None  # a quantity, not a price
+    assert answer_type("How much water do I use?") is not answer_type("How much does Sync cost?")  # an amount
     assert holds_figure("It is $4 a month, billed yearly.", "how much is it per month")
     assert not holds_figure("1 GB of storage, 1 vault", "how much is it per month")
     _use(monkeypatch, example_vault_env)

@@ -62,7 +62,7 @@ def _with_scope(clauses: list[str]) -> list[str]:
 
 def _asks_more(part: str, before: str) -> bool:
     """"..., and for how long?" asks a figure the clause before does not: a part of its own."""
-    return asks_figure(part) and answer_type(part) is not answer_type(before)
+    return asks_figure(part) and (not asks_figure(before) or answer_type(part) is not answer_type(before))
 
 
 def _alternatives(clause: str) -> list[str]:
