@@ -169,15 +169,15 @@ def test_a_name_no_passage_read_holds_is_refused_however_close_the_quotes(exampl
 
 
 def test_names_are_read_as_the_notes_would_write_them():
-    """A date is no name; a question in title case has none; a name is found case aside, its
-    words in a row on one line ("X-Core" as "x core"), not across a line break."""
+    """A date is no name; a question in title case has none; a name is found case aside, word by
+    word, letters apart from digits ("FY2016" in a file named "..._fy2016.pdf")."""
     from ragcli.retrieve.relevance import names_in, names_not_in
 
     assert names_in("What name does it give a note created on 1 January at 09:45?") == []
     assert names_in("How Do I Tuck Away My Sections?") == []
     assert names_in("How do I move my vault over to Logseq?") == ["Logseq"]
-    texts = ["Set the Hunter x core timer", "Google\ncalendar"]
-    assert names_not_in(["X-Core", "Google Calendar", "Hunter"], texts) == ["Google Calendar"]
+    texts = ["Set the Hunter x core timer", "/r/opm_report_fy2016.pdf", "IRS forms; see Publication 17"]
+    assert names_not_in(["X-Core", "FY2016", "IRS Publication", "Logseq", "FY2022"], texts) == ["Logseq", "FY2022"]
 
 
 def test_a_way_to_see_a_figure_is_not_a_question_for_the_figure():
