@@ -807,3 +807,11 @@ def test_a_yes_over_a_quote_that_says_no_is_not_shown():
     plain = {1: "Obsidian Sync keeps version history for every file."}
     yes = check_sentence("Yes, Obsidian Sync keeps version history [1].", plain, "Does Obsidian Sync keep history?")
     assert adds_to_quotes(yes, "Does Obsidian Sync keep history?", plain).ok
+
+
+def test_a_way_to_do_something_is_asked_as_a_how_to():
+    from ragcli.retrieve.evidence import asks_how
+
+    assert asks_how("what's the fastest way to open a note by typing part of its name?")
+    assert asks_how("Is there a way to get back an older version of a note?")
+    assert not asks_how("Is there a student discount?")

@@ -69,7 +69,9 @@ W_ECHO = 0.1
 _INSTRUCTION = re.compile(r"(?:^|[.!?]\s+)to [a-z]+\b[^.,:;]{0,80},\s*\S|\bby [a-z-]+ing\b", re.I)
 _HOW = re.compile(r"\bhow (?:do|can|should|would|could) (?:i|you|we|one)\b|\bhow to\b|\bwhat(?:'s| is) the "
                   r"(?:syntax|command|shortcut|code)\b|\bstep by step\b|\bwalk (?:me|us) through\b|"
-                  r"\bwhat (?:are|were) the steps\b|\bwhat do (?:i|we) need\b", re.I)
+                  r"\bwhat (?:are|were) the steps\b|\bwhat do (?:i|we) need\b|"
+                  r"\bwhat(?:'s| is) the (?:best|fastest|easiest|quickest|simplest|right) way to\b|"
+                  r"\bis there (?:a|an|any) (?:way|option|setting) to\b", re.I)
 
 
 def asks_how(question: str) -> bool:
