@@ -133,8 +133,9 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
     timings["quotes_s"] = time.perf_counter() - started
     best = max((q.score for q in quotes), default=0.0)
     named = [n for n in names_in(asked) if len(n) > 2]  # "ID", "PC": words in capitals more than names
-    read = [f"{h.chunk.path}\n{_hit_text(h)}" for h in hits_and_rows] + [_evidence_text(q) for q in quotes]
-    unfound = names_not_in(named, read)  # the file's name too: "FY2022" is the report's
+    # read with the file's name too ("FY2022" is the report's); most questions name nothing
+    unfound = names_not_in(named, [f"{h.chunk.path}\n{_hit_text(h)}" for h in hits_and_rows]
+                           + [_evidence_text(q) for q in quotes]) if named else []
     unknown = unknown_names(asked, searcher.index.keyword_df) if best < EVIDENCE_FLOOR or unfound else []
     unheard = unheard_words(asked, searcher.index.keyword_df)
     said = _said_otherwise(unheard, quotes, hits, searcher) if best < EVIDENCE_FLOOR else []
