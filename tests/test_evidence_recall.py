@@ -47,6 +47,21 @@ def test_a_how_to_question_is_answered_by_the_sentence_that_gives_the_step(searc
     assert best.text.startswith("To create a callout, add `[!info]`")
 
 
+def test_a_how_to_question_is_answered_by_the_steps_not_one_step(searcher):
+    """Under "Import your recipes into Cookbook" every step shares the heading's words with the
+    question, and "You're done!" read alone scored as well as any: the numbered list is the answer."""
+    text = ("You will need the Importer plugin, which you can install from the plugin list.\n\n"
+            "1. Open **Settings**.\n2. Go to **Plugins** and install Importer.\n3. Enable the Importer plugin.\n"
+            "4. Under **File format** choose **Recipe box (.zip)**.\n5. Click **Import**.\n6. You're done!\n")
+    chunk = Chunk("c", "/v/Import recipes.md", "Import from Recipe box",
+                  "Import from Recipe box > Import your recipes into Cookbook", text, 17, 24)
+    best = _best(searcher, "i want to move my recipe box recipes into cookbook, how do i do it", chunk)
+    assert best.kind == "steps" and best.text.startswith("1. Open **Settings**.") and best.text.endswith("You're done!")
+    # a question that asks no procedure is still answered by the step that says it
+    best = _best(searcher, "Which file format do I choose to import from Recipe box?", chunk)
+    assert best.kind == "item" and "Recipe box (.zip)" in best.text
+
+
 def test_a_unit_that_only_repeats_the_question_is_not_the_answer(searcher):
     """The list item "Obsidian Sync" holds nothing the question does not: the lead-in with its
     list says the refund's terms."""

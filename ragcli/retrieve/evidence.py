@@ -31,6 +31,7 @@ from .padding import best_pads, without_padding
 from .units import Unit, split_units
 
 _DIGIT = re.compile(r"\d")
+_NUMBERED = re.compile(r"\s*\d{1,3}[.)]\s")
 
 __all__ = ["Unit", "split_units", "select_quotes", "unit_context", "word_scores"]
 
@@ -178,6 +179,8 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
     beyond_heading = [query_terms(units[k].text) - query_terms(heading_text(units[k].chunk.title, units[k].chunk.heading))
                       for k in order]
 
+    steps_of = _steps_holding(units, order)
+
     def scores(vec, w, ask: str, named=named) -> list[tuple[float, float, int]]:
         """(rank, score, unit) best first: the score says how well a unit answers (the "not
         covered" gate reads it); the rank adds the bonus for holding the kind of figure asked,
@@ -205,6 +208,8 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
             if unit.kind != "code" and not beyond_heading[pos] - asked:
                 bonus -= W_ECHO
             out.append((base + bonus, base, k))
+        if procedure:
+            out = _steps_whole(out, steps_of)
         return sorted(out, key=lambda s: -s[0])
 
     if focus:  # the follow-up's own words lead; its subject, from the turn before, is read beside them
@@ -296,6 +301,36 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
     kept = _in_reading_order(added if len(added) >= len(kept) else kept)
     quotes = [_quote(n, score, unit) for n, (score, unit) in enumerate(kept, 1)]
     return Evidence(quotes, parts, part_scores, missing, part_places, place(pads) if pads is not None else None)
+
+
+def _steps_holding(units: Sequence[Unit], order: Sequence[int]) -> dict[int, int]:
+    """For each item embedded, the embedded "steps" unit (its numbered list whole) it is a step of."""
+    steps = [k for k in order if units[k].kind == "steps" and _NUMBERED.match(units[k].text)]
+    return {k: s for k in order if units[k].kind == "item" for s in steps
+            if units[s].chunk.id == units[k].chunk.id
+            and units[s].line_start <= units[k].line_start <= units[k].line_end <= units[s].line_end}
+
+
+def _steps_whole(scored: list[tuple[float, float, int]], steps_of: dict[int, int]) -> list[tuple[float, float, int]]:
+    """For "how do I": a step read alone ("Open **Settings**.", "You're done!") shares the words
+    its heading gives every unit and answers nothing; its procedure does. The list takes the
+    best score of its steps (a procedure answers as well as its best step, and no unit scores
+    higher than before, so the gate reads what it did), and each step ranks under its list."""
+    if not steps_of:
+        return scored
+    best: dict[int, tuple[float, float]] = {}
+    for rank, base, k in scored:
+        if k in steps_of:
+            r, b = best.get(steps_of[k], (rank, base))
+            best[steps_of[k]] = (max(r, rank), max(b, base))
+    out = []
+    for rank, base, k in scored:
+        if k in best:
+            rank, base = max(rank, best[k][0] + W_PROCEDURE), max(base, best[k][1])
+        elif k in steps_of:
+            rank -= W_PROCEDURE
+        out.append((rank, base, k))
+    return out
 
 
 def place(unit: Unit) -> tuple:
