@@ -262,7 +262,8 @@ def test_checker_removes_a_number_and_a_name_the_real_model_invents(example_vaul
     try:
         for question in ("In which year was DPR published, and by whom?",
                          "Who wrote the DPR paper and how many citations does it have?",
-                         "Which company makes the irrigation timer, and what did it cost?"):
+                         "Which company makes the irrigation timer, and what did it cost?",
+                         "Who designed the RB-75 valve for the irrigation timer?"):
             hits = searcher.search("DPR dense passage retrieval" if "DPR" in question else "irrigation timer", 5)
             quotes = select_quotes(question, hits, searcher.embedder.embed, _idf(searcher))
             prompt = fit_quotes(generator, question, quotes, max_tokens=96)

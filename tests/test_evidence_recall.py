@@ -62,6 +62,26 @@ def test_a_how_to_question_is_answered_by_the_steps_not_one_step(searcher):
     assert best.kind == "item" and "Recipe box (.zip)" in best.text
 
 
+def test_a_procedure_in_two_sections_is_quoted_whole(searcher):
+    """"Move my recipes into Cookbook" is the export's steps, then the import's: the export's
+    heading shares fewer of the question's words, and alone its steps fell under the floor."""
+    export = ("1. Go to [Recipe Takeout](https://takeout.example.com) and sign in.\n"
+              "2. Click **Deselect all**.\n3. Select **Recipes** from the list.\n4. Click **Create export**.\n"
+              "5. Download the `.zip` file once it is available.\n")
+    imports = ("You will need the Importer plugin, which you can install from the plugin list.\n\n"
+               "1. Open **Settings**.\n2. Go to **Plugins** and install Importer.\n3. Enable the Importer plugin.\n"
+               "4. Under **File format** choose **Recipe box (.zip)**.\n5. Click **Import**.\n6. You're done!\n")
+    title = "Import from Recipe box"
+    path = "/v/Import recipes.md"
+    first = Chunk("a", path, title, f"{title} > Import your Recipe box data into Cookbook", imports, 15, 24)
+    second = Chunk("b", path, title, f"{title} > Export your data from Recipe box", export, 8, 12)
+    hits = [Hit(first, 1.0, 1), Hit(second, 0.8, 2)]
+    question = "i want to move my recipe box recipes into cookbook, how do i do it"
+    quotes = select_quotes(question, hits, searcher.embed_passages, _idf(searcher))
+    steps = [q for q in quotes if q.kind == "steps"]
+    assert [q.line_start for q in steps] == [8, 17], [(q.kind, q.text[:40]) for q in quotes]  # as the note runs
+
+
 def test_a_unit_that_only_repeats_the_question_is_not_the_answer(searcher):
     """The list item "Obsidian Sync" holds nothing the question does not: the lead-in with its
     list says the refund's terms."""

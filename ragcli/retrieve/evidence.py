@@ -39,6 +39,10 @@ MAX_UNITS = 36  # units embedded per question (the best by words, then by chunk 
 MAX_QUOTES = 3
 MAX_PER_CHUNK = 2
 RELATIVE_FLOOR = 0.8  # a quote scores at least this share of the best quote's score
+# ... and when numbered steps answer "how do I" best, the note's other numbered steps at least this
+# share: "move my Google Keep notes into Obsidian" is the export's steps, then the import's, each
+# under its own heading, and the first shares fewer of the question's words ("Obsidian")
+STEPS_FLOOR = 0.7
 W_MEANING, W_WORDS, W_PLACE = 0.6, 0.35, 0.05
 # A question (or part) that asks for a figure or a time is answered by a unit that holds one:
 # "how long should the shot take" by "in 25 to 30 seconds", not by "takes about three shots".
@@ -269,6 +273,8 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
     per_chunk: dict[str, int] = {}
     for _score, unit in chosen:
         per_chunk[unit.chunk.id] = per_chunk.get(unit.chunk.id, 0) + 1
+    if not parts and not kind_led and asks_how(ask):
+        chosen += _other_steps(whole, units, best)
     for rank, base, k in whole:
         unit = units[k]
         if len(chosen) >= limit or rank < best * RELATIVE_FLOOR:
@@ -301,6 +307,19 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
     kept = _in_reading_order(added if len(added) >= len(kept) else kept)
     quotes = [_quote(n, score, unit) for n, (score, unit) in enumerate(kept, 1)]
     return Evidence(quotes, parts, part_scores, missing, part_places, place(pads) if pads is not None else None)
+
+
+def _other_steps(whole: list[tuple[float, float, int]], units: Sequence[Unit], best: float) -> list[tuple[float, Unit]]:
+    """When numbered steps answer "how do I" best, the numbered steps of the same note's other
+    sections that score at least ``STEPS_FLOOR`` of them, taken before anything else fills the
+    quotes: a task done in two steps has one under each heading ("Export your data from Google
+    Keep", then "Import your Google Keep data into Obsidian")."""
+    top = units[whole[0][2]]
+    if top.kind != "steps" or not _NUMBERED.match(top.text):
+        return []
+    return [(base, units[k]) for rank, base, k in whole[1:]
+            if rank >= best * STEPS_FLOOR and units[k].kind == "steps" and units[k].chunk.path == top.chunk.path
+            and units[k].chunk.heading != top.chunk.heading and _NUMBERED.match(units[k].text)][:1]
 
 
 def _steps_holding(units: Sequence[Unit], order: Sequence[int]) -> dict[int, int]:
@@ -406,12 +425,20 @@ def _same_words(a: Unit, b: Unit) -> bool:
 
 
 def _in_reading_order(kept: list[tuple[float, Unit]]) -> list[tuple[float, Unit]]:
-    """The quotes as the reader meets them: grouped under their note and heading (in the order
-    the groups first come), so the numbers run 1, 2, 3 down the page, not [1] [3] [2]."""
-    groups: dict[tuple, int] = {}
+    """The quotes as the reader meets them: grouped under their note (in the order the notes
+    first come), and within a note under its headings as the note runs (page, then line), so the
+    numbers run 1, 2, 3 down the page, not [1] [3] [2], and a note's export steps come before
+    its import steps."""
+    notes: dict[str, int] = {}
+    first: dict[tuple, tuple] = {}
     for _score, unit in kept:
-        groups.setdefault((unit.chunk.path, unit.chunk.heading, unit.chunk.page), len(groups))
-    return sorted(kept, key=lambda c: groups[(c[1].chunk.path, c[1].chunk.heading, c[1].chunk.page)])
+        c = unit.chunk
+        notes.setdefault(c.path, len(notes))
+        key = (c.path, c.heading, c.page)
+        first[key] = min(first.get(key, (c.page or 0, unit.line_start)), (c.page or 0, unit.line_start))
+    return sorted(kept, key=lambda c: (notes[c[1].chunk.path],
+                                       first[(c[1].chunk.path, c[1].chunk.heading, c[1].chunk.page)],
+                                       c[1].chunk.heading))
 
 
 def _dedupe(units: list[Unit]) -> list[Unit]:
