@@ -426,9 +426,9 @@ def _same_words(a: Unit, b: Unit) -> bool:
 
 def _in_reading_order(kept: list[tuple[float, Unit]]) -> list[tuple[float, Unit]]:
     """The quotes as the reader meets them: grouped under their note (in the order the notes
-    first come), and within a note under its headings as the note runs (page, then line), so the
-    numbers run 1, 2, 3 down the page, not [1] [3] [2], and a note's export steps come before
-    its import steps."""
+    first come), and within a note as the note runs (page, then line, each heading's quotes
+    together), so the numbers run 1, 2, 3 down the page, not [1] [3] [2], and a note's export
+    steps come before its import steps."""
     notes: dict[str, int] = {}
     first: dict[tuple, tuple] = {}
     for _score, unit in kept:
@@ -438,7 +438,7 @@ def _in_reading_order(kept: list[tuple[float, Unit]]) -> list[tuple[float, Unit]
         first[key] = min(first.get(key, (c.page or 0, unit.line_start)), (c.page or 0, unit.line_start))
     return sorted(kept, key=lambda c: (notes[c[1].chunk.path],
                                        first[(c[1].chunk.path, c[1].chunk.heading, c[1].chunk.page)],
-                                       c[1].chunk.heading))
+                                       c[1].chunk.heading, c[1].line_start))
 
 
 def _dedupe(units: list[Unit]) -> list[Unit]:
