@@ -693,6 +693,21 @@ def test_a_sentence_copied_from_its_quote_is_not_shown_even_with_a_figure():
     assert lifted.ok and adds_to_quotes(lifted, question, {1: "Espresso takes 8 clicks on the grinder."}).ok
 
 
+def test_a_sentence_that_rewords_its_quote_is_not_shown_for_its_figure():
+    # SmolLM2 on "is there a student discount, and how much is it?" (us-27): the quote again in
+    # other order, "40%" in it, was shown above the quote as the figure lifted out
+    from ragcli.generate.adds import adds_to_quotes
+
+    quotes = {1: "Education and non-profit discount\nObsidian currently offers two types of discounts: education "
+                 "and non-profit. They both give you 40% off our add-on services Obsidian Sync and Obsidian Publish."}
+    question = "is there a student discount, and how much is it?"
+    reworded = check_sentence("The company offers two types of discounts: education and non-profit; both offer 40% "
+                              "off our add-on services Obsidian Sync and Obsidian Publish [1].", quotes, question)
+    assert adds_to_quotes(reworded, question, quotes).reason == "restates its quote"
+    lifted = check_sentence("The education discount is 40% off [1].", quotes, question)
+    assert lifted.ok and adds_to_quotes(lifted, question, quotes).ok
+
+
 def test_an_amount_spelled_out_is_a_fact_of_its_quote():
     # SmolLM2 on "How long does Obsidian Sync keep the version history of my notes?" (oh-42): the
     # attachments' "two weeks" (quote 2) said of the Standard plan's notes, citing quote 3
@@ -750,6 +765,16 @@ def test_one_figure_of_several_is_not_shown_as_the_answer():
     assert not adds_to_quotes(check_sentence("The maximum file size is 5 MB [2].", limits, size), size, limits).ok
     assert adds_to_quotes(check_sentence("Attachments can be 5 MB on the Standard Plan [2].", limits, size),
                           size, limits).ok
+    # a count said under the wrong label: SmolLM2 on mp-35, "... on the Standard plan is 10" (the Plus plan's)
+    vaults = {1: "How many remote vaults can I have?\nThe number of remote vaults you can have is determined based "
+                 "on your Sync plan. The Standard plan includes 1 vault, the Plus plan includes 10 vaults. Vaults "
+                 "shared with you do not count towards your vault limit."}
+    asked = "How many vaults can I sync on the Standard plan, and how much is it per month?"
+    wrong = check_sentence("The number of vaults you can sync on the Standard plan is 10, and it's a shared "
+                           "option [1].", vaults, asked)
+    assert wrong.ok and adds_to_quotes(wrong, asked, vaults).reason.startswith("gives 10 as the figure")
+    both = check_sentence("You can sync 1 vault on the Standard plan and 10 on the Plus plan [1].", vaults, asked)
+    assert adds_to_quotes(both, asked, vaults).ok
     people = "How many people can collaborate on a shared Sync vault?"
     assert adds_to_quotes(check_sentence("At most 20 users can collaborate on a shared vault [2].", limits, people),
                           people, limits).ok

@@ -9,7 +9,7 @@ import re
 from collections.abc import Sequence
 
 from ..words import asks_figure, query_terms, split_sentences
-from .check import _LONG_UNITS, _NUMBER, _UNIT_WORDS, FREE_WORDS, Verdict, _digits, _norm, facts_of
+from .check import _LONG_UNITS, _NUMBER, _UNIT_WORDS, CITATION, FREE_WORDS, Verdict, _digits, _norm, facts_of
 
 _YES_NO = re.compile(r"^\s*(?:is|are|was|were|do|does|did|can|could|should|would|will|has|have|must)\b", re.I)
 _DIRECT = re.compile(r"^\s*(?:yes|no)\b", re.I)
@@ -23,7 +23,8 @@ def adds_to_quotes(verdict: Verdict, question: str, quotes: dict[int, str]) -> V
     no, the figure the question asks for lifted out, or a combination of two quotes. One that
     restates a quote makes the reader read it twice; one that shares nothing with the question
     does not answer it."""
-    if _QUOTING.search(verdict.text) or _copied(verdict.text, [quotes[n] for n in verdict.cited if n in quotes]):
+    cited = [quotes[n] for n in verdict.cited if n in quotes]
+    if _QUOTING.search(verdict.text) or _copied(verdict.text, cited) or _reworded(verdict.text, cited):
         # a sentence of the quote above it, word for word: even with a figure it is read twice
         # (and may not be the one asked: "Hand grinder with 30 micron steps per click" for clicks)
         return Verdict(verdict.sentence, verdict.text, verdict.cited, False, "restates its quote", [],
@@ -57,6 +58,27 @@ def _combines(text: str, quotes: Sequence[str], question: str) -> bool:
     return len(quotes) >= 2 and not any(words <= query_terms(q) for q in quotes)
 
 
+# A figure lifted out says it with its label in a few words ("Espresso takes 8 clicks"); a sentence
+# of this many content words, every one its quote's, is the quote said again in other order.
+REWORDED_WORDS = 6
+
+
+def _reworded(text: str, quotes: Sequence[str]) -> bool:
+    """Is the sentence its quote again, reworded? "The company offers two types of discounts:
+    education and non-profit; both offer 40% off our add-on services Obsidian Sync and Obsidian
+    Publish" under "Obsidian currently offers two types of discounts: education and non-profit.
+    They both give you 40% off our add-on services ...": at most one word its quote does not
+    hold, and most of the quote's words, in a sentence too long to be a figure lifted out."""
+    words = query_terms(text) - FREE_WORDS
+    if len(words) < REWORDED_WORDS:
+        return False
+    for quote in quotes:
+        held = query_terms(quote) - FREE_WORDS
+        if held and len(words - held) <= 1 and len(words & held) >= 0.7 * len(held):
+            return True
+    return False
+
+
 def _copied(text: str, quotes: Sequence[str]) -> bool:
     """Is the sentence one of a quote's own sentences, word for word? (A clause lifted out of
     a longer sentence, "Espresso takes 8 clicks", is not: it says the asked part plainly.)"""
@@ -68,18 +90,26 @@ def _copied(text: str, quotes: Sequence[str]) -> bool:
 # a figure with what it measures: "$25", "5 MB", "20 minutes" (a bare number has no kind to compare)
 _AMOUNT = re.compile(r"([$€£])?\**\s?(?<![\w.:])(\d[\d,]*(?:\.\d+)?)(?![\d:])\**\s?(%|°|[a-zA-Z]+)?")
 # where one figure's label ends and the next begins: a table row's cells, a list of alternatives
-_CELL = re.compile(r"[;|\n]|,\s|\s(?:and|or|while|whereas)\s")
+_CELL = re.compile(r"[;|\n]|[.!?]\s|,\s|\s(?:and|or|while|whereas)\s")
 
 
-def _amounts(text: str) -> list[tuple[str, str]]:
-    """(value, kind) of each figure that says what it measures: a currency or a unit."""
+def _amounts(text: str, counted: bool = False) -> list[tuple[str, str]]:
+    """(value, kind) of each figure that says what it measures: a currency or a unit, and with
+    ``counted`` the thing it counts ("1 vault", "10 vaults": kind "vault")."""
     found = []
     for m in _AMOUNT.finditer(_digits(text)):
         unit = (m.group(3) or "").lower()
         kind = m.group(1) or _LONG_UNITS.get(unit) or (unit if unit in _UNIT_WORDS or unit in ("%", "°") else "")
+        if not kind and counted and len(unit) > 2:
+            kind = next(iter(query_terms(unit)), "")
         if kind:
             found.append((m.group(2).replace(",", ""), kind))
     return found
+
+
+def _values(text: str) -> set[str]:
+    """Every figure a sentence states, with or without what it measures (citations left out)."""
+    return {m.group(2).replace(",", "") for m in _AMOUNT.finditer(_digits(CITATION.sub("", text)))}
 
 
 def _one_of_several(text: str, quotes: Sequence[str], question: str) -> str:
@@ -88,22 +118,29 @@ def _one_of_several(text: str, quotes: Sequence[str], question: str) -> str:
     from "Insider: $25; Supporter: $50; VIP: $100" is the first tier said as the only price
     (oh-53); "An Insider license costs $25" says which. A sentence that gives them all is a
     list, not a pick. Returns the figure picked ("" when none is)."""
-    said = set(_amounts(text))
+    said = _values(text)
     words = query_terms(text)
     free = query_terms(question) | FREE_WORDS
     for cell_values, cells in _rows_of(quotes):
-        for value, kind in said:
+        for value, kind in cell_values:
             rivals = {v for v, k in cell_values if k == kind and v != value}
-            if (value, kind) not in cell_values or not rivals or {(v, kind) for v in rivals} <= said:
+            if value not in said or not rivals or rivals <= said:
                 continue
-            own = set().union(*(query_terms(c) for c in cells if (value, kind) in _amounts(c)))
+            own = set().union(*(query_terms(c) for c in cells if (value, kind) in _amounts(c, True)))
             others = set().union(*(query_terms(c) for c in cells if any(
-                (v, kind) in _amounts(c) for v in rivals)))
+                (v, kind) in _amounts(c, True) for v in rivals)))
             label = {w for w in own - others - free if not w[0].isdigit()}  # the figures are not labels
             if label and not label & words:
-                return next(m.group(0).strip("* ") for m in _AMOUNT.finditer(text)
-                            if m.group(2).replace(",", "") == value)
+                return next(_said_as(m) for m in _AMOUNT.finditer(text) if m.group(2).replace(",", "") == value)
     return ""
+
+
+def _said_as(m: re.Match) -> str:
+    """A figure as the sentence says it: "$25", "5 MB", "10" (not "10, and")."""
+    unit = m.group(3) or ""
+    measured = unit.lower() in _LONG_UNITS or unit.lower() in _UNIT_WORDS or unit in ("%", "°")
+    return (m.group(1) or "") + m.group(2).rstrip(",") + ((" " if m.group(0).rstrip(unit)[-1:] == " " else "")
+                                                          + unit if measured else "")
 
 
 def _rows_of(quotes: Sequence[str]):
@@ -111,7 +148,7 @@ def _rows_of(quotes: Sequence[str]):
     for quote in quotes:
         for line in quote.splitlines():
             cells = [c for c in _CELL.split(line) if c.strip()]
-            yield set(_amounts(line)), cells
+            yield set(_amounts(line, True)), cells
 
 
 _NEGATION = re.compile(r"\b(?:not|never|no|cannot|can't|don't|doesn't|isn't|aren't|won't|excluded?|ignored?)\b", re.I)

@@ -26,12 +26,12 @@ from ..types import Chunk, Hit, Quote
 from ..words import answer_type, asks_figure, asks_reason, gives_reason, holds_figure, query_terms
 from .following import with_next_figure
 from .sections import heading_text
-from .once import dedupe_contained, inside, said_once, says_more
+from .once import dedupe_contained, inside, said_once, same_words, says_more, units_once
 from .padding import best_pads, without_padding
+from .steps import other_steps, steps_holding, steps_whole
 from .units import Unit, split_units
 
 _DIGIT = re.compile(r"\d")
-_NUMBERED = re.compile(r"\s*\d{1,3}[.)]\s")
 
 __all__ = ["Unit", "split_units", "select_quotes", "unit_context", "word_scores"]
 
@@ -39,10 +39,6 @@ MAX_UNITS = 36  # units embedded per question (the best by words, then by chunk 
 MAX_QUOTES = 3
 MAX_PER_CHUNK = 2
 RELATIVE_FLOOR = 0.8  # a quote scores at least this share of the best quote's score
-# ... and when numbered steps answer "how do I" best, the note's other numbered steps at least this
-# share: "move my Google Keep notes into Obsidian" is the export's steps, then the import's, each
-# under its own heading, and the first shares fewer of the question's words ("Obsidian")
-STEPS_FLOOR = 0.7
 W_MEANING, W_WORDS, W_PLACE = 0.6, 0.35, 0.05
 # A question (or part) that asks for a figure or a time is answered by a unit that holds one:
 # "how long should the shot take" by "in 25 to 30 seconds", not by "takes about three shots".
@@ -159,7 +155,7 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
     after the espresso clicks asks for the Espresso recipe's 1:2, not the grinder's table again,
     which "What ratio (many clicks for espresso on my grinder)?" matches best."""
     parts = list(parts) if len(parts) > 1 else []
-    units = _dedupe([u for hit in hits for u in split_units(hit)])
+    units = units_once([u for hit in hits for u in split_units(hit)])
     if not units:
         return Evidence([], parts, [0.0] * len(parts), list(parts), [None] * len(parts))
     focus = focus if focus and query_terms(focus) else ""
@@ -183,7 +179,7 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
     beyond_heading = [query_terms(units[k].text) - query_terms(heading_text(units[k].chunk.title, units[k].chunk.heading))
                       for k in order]
 
-    steps_of = _steps_holding(units, order)
+    steps_of = steps_holding(units, order)
 
     def scores(vec, w, ask: str, named=named) -> list[tuple[float, float, int]]:
         """(rank, score, unit) best first: the score says how well a unit answers (the "not
@@ -213,7 +209,7 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
                 bonus -= W_ECHO
             out.append((base + bonus, base, k))
         if procedure:
-            out = _steps_whole(out, steps_of)
+            out = steps_whole(out, steps_of, W_PROCEDURE)
         return sorted(out, key=lambda s: -s[0])
 
     if focus:  # the follow-up's own words lead; its subject, from the turn before, is read beside them
@@ -274,14 +270,14 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
     for _score, unit in chosen:
         per_chunk[unit.chunk.id] = per_chunk.get(unit.chunk.id, 0) + 1
     if not parts and not kind_led and asks_how(ask):
-        chosen += _other_steps(whole, units, best)
+        chosen += other_steps(whole, units, best)
     for rank, base, k in whole:
         unit = units[k]
         if len(chosen) >= limit or rank < best * RELATIVE_FLOOR:
             break
         if per_chunk.get(unit.chunk.id, 0) >= MAX_PER_CHUNK or any(u is unit for _s, u in chosen):
             continue
-        if any(_same_words(u, unit) for _s, u in chosen):
+        if any(same_words(u, unit) for _s, u in chosen):
             continue  # the same sentence at other lines (two chunks of a page overlap): one place
         if not says_more(unit, [u for _s, u in chosen]):
             # shown already (the other sentence of a quoted paragraph), or in other words ("Maximum
@@ -307,49 +303,6 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
     kept = _in_reading_order(added if len(added) >= len(kept) else kept)
     quotes = [_quote(n, score, unit) for n, (score, unit) in enumerate(kept, 1)]
     return Evidence(quotes, parts, part_scores, missing, part_places, place(pads) if pads is not None else None)
-
-
-def _other_steps(whole: list[tuple[float, float, int]], units: Sequence[Unit], best: float) -> list[tuple[float, Unit]]:
-    """When numbered steps answer "how do I" best, the numbered steps of the same note's other
-    sections that score at least ``STEPS_FLOOR`` of them, taken before anything else fills the
-    quotes: a task done in two steps has one under each heading ("Export your data from Google
-    Keep", then "Import your Google Keep data into Obsidian")."""
-    top = units[whole[0][2]]
-    if top.kind != "steps" or not _NUMBERED.match(top.text):
-        return []
-    return [(base, units[k]) for rank, base, k in whole[1:]
-            if rank >= best * STEPS_FLOOR and units[k].kind == "steps" and units[k].chunk.path == top.chunk.path
-            and units[k].chunk.heading != top.chunk.heading and _NUMBERED.match(units[k].text)][:1]
-
-
-def _steps_holding(units: Sequence[Unit], order: Sequence[int]) -> dict[int, int]:
-    """For each item embedded, the embedded "steps" unit (its numbered list whole) it is a step of."""
-    steps = [k for k in order if units[k].kind == "steps" and _NUMBERED.match(units[k].text)]
-    return {k: s for k in order if units[k].kind == "item" for s in steps
-            if units[s].chunk.id == units[k].chunk.id
-            and units[s].line_start <= units[k].line_start <= units[k].line_end <= units[s].line_end}
-
-
-def _steps_whole(scored: list[tuple[float, float, int]], steps_of: dict[int, int]) -> list[tuple[float, float, int]]:
-    """For "how do I": a step read alone ("Open **Settings**.", "You're done!") shares the words
-    its heading gives every unit and answers nothing; its procedure does. The list takes the
-    best score of its steps (a procedure answers as well as its best step, and no unit scores
-    higher than before, so the gate reads what it did), and each step ranks under its list."""
-    if not steps_of:
-        return scored
-    best: dict[int, tuple[float, float]] = {}
-    for rank, base, k in scored:
-        if k in steps_of:
-            r, b = best.get(steps_of[k], (rank, base))
-            best[steps_of[k]] = (max(r, rank), max(b, base))
-    out = []
-    for rank, base, k in scored:
-        if k in best:
-            rank, base = max(rank, best[k][0] + W_PROCEDURE), max(base, best[k][1])
-        elif k in steps_of:
-            rank -= W_PROCEDURE
-        out.append((rank, base, k))
-    return out
 
 
 def place(unit: Unit) -> tuple:
@@ -418,12 +371,6 @@ def _part_query(part: str, question: str) -> str:
     return part if len(query_terms(part)) >= 2 else f"{part} ({question})"
 
 
-def _same_words(a: Unit, b: Unit) -> bool:
-    """Two units of one file that say the same words (a PDF page's chunks overlap, and the
-    sentence they share can stand at other lines in each)."""
-    return a.chunk.path == b.chunk.path and " ".join(a.text.split()) == " ".join(b.text.split())
-
-
 def _in_reading_order(kept: list[tuple[float, Unit]]) -> list[tuple[float, Unit]]:
     """The quotes as the reader meets them: grouped under their note (in the order the notes
     first come), and within a note as the note runs (page, then line, each heading's quotes
@@ -439,17 +386,6 @@ def _in_reading_order(kept: list[tuple[float, Unit]]) -> list[tuple[float, Unit]
     return sorted(kept, key=lambda c: (notes[c[1].chunk.path],
                                        first[(c[1].chunk.path, c[1].chunk.heading, c[1].chunk.page)],
                                        c[1].chunk.heading, c[1].line_start))
-
-
-def _dedupe(units: list[Unit]) -> list[Unit]:
-    """Overlapping chunks repeat text: keep each (file, lines, text) once, from the best hit."""
-    seen, kept = set(), []
-    for unit in sorted(units, key=lambda u: u.hit.rank):
-        key = (unit.chunk.path, unit.line_start, " ".join(unit.text.split()))
-        if key not in seen:
-            seen.add(key)
-            kept.append(unit)
-    return kept
 
 
 def _quote(n: int, score: float, unit: Unit) -> Quote:

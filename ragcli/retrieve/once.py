@@ -79,3 +79,20 @@ def _span(unit: Unit) -> tuple[tuple[str, int | None], int, int]:
     if unit.passage is not None:
         return where, unit.passage[1], unit.passage[2]
     return where, unit.line_start, unit.line_end
+
+
+def units_once(units: list[Unit]) -> list[Unit]:
+    """Overlapping chunks repeat text: keep each (file, lines, text) once, from the best hit."""
+    seen, kept = set(), []
+    for unit in sorted(units, key=lambda u: u.hit.rank):
+        key = (unit.chunk.path, unit.line_start, " ".join(unit.text.split()))
+        if key not in seen:
+            seen.add(key)
+            kept.append(unit)
+    return kept
+
+
+def same_words(a: Unit, b: Unit) -> bool:
+    """Two units of one file that say the same words (a PDF page's chunks overlap, and the
+    sentence they share can stand at other lines in each)."""
+    return a.chunk.path == b.chunk.path and " ".join(a.text.split()) == " ".join(b.text.split())

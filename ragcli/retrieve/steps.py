@@ -1,0 +1,66 @@
+"""Numbered steps as one procedure, for "how do I" questions (``evidence.select_evidence``).
+
+A step read alone ("Open **Settings**.", "You're done!") shares the words its heading gives
+every unit of its section, and answers nothing; its list whole does. And a task is often done in
+two lists under two headings of one note ("Export your data from Google Keep", then "Import your
+Google Keep data into Obsidian"): the one whose heading shares fewer of the question's words
+falls under the relative floor, though the answer needs it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from .units import Unit
+
+NUMBERED = re.compile(r"\s*\d{1,3}[.)]\s")
+# When numbered steps answer "how do I" best, the note's other numbered steps are quoted at this
+# share of their score: the export's steps, under "Export your data from Google Keep", share fewer
+# of "move my google keep notes into obsidian" than the import's ("Obsidian").
+STEPS_FLOOR = 0.7
+
+
+def other_steps(whole: list[tuple[float, float, int]], units: Sequence[Unit], best: float) -> list[tuple[float, Unit]]:
+    """When numbered steps answer "how do I" best, the numbered steps of the same note's other
+    sections that score at least ``STEPS_FLOOR`` of them, taken before anything else fills the
+    quotes: a task done in two steps has one under each heading ("Export your data from Google
+    Keep", then "Import your Google Keep data into Obsidian")."""
+    top = units[whole[0][2]]
+    if top.kind != "steps" or not NUMBERED.match(top.text):
+        return []
+    return [(base, units[k]) for rank, base, k in whole[1:]
+            if rank >= best * STEPS_FLOOR and units[k].kind == "steps" and units[k].chunk.path == top.chunk.path
+            and units[k].chunk.heading != top.chunk.heading and NUMBERED.match(units[k].text)][:1]
+
+
+def steps_holding(units: Sequence[Unit], order: Sequence[int]) -> dict[int, int]:
+    """For each item embedded, the embedded "steps" unit (its numbered list whole) it is a step of."""
+    steps = [k for k in order if units[k].kind == "steps" and NUMBERED.match(units[k].text)]
+    return {k: s for k in order if units[k].kind == "item" for s in steps
+            if units[s].chunk.id == units[k].chunk.id
+            and units[s].line_start <= units[k].line_start <= units[k].line_end <= units[s].line_end}
+
+
+def steps_whole(scored: list[tuple[float, float, int]], steps_of: dict[int, int],
+                bonus: float) -> list[tuple[float, float, int]]:
+    """For "how do I": a step read alone ("Open **Settings**.", "You're done!") shares the words
+    its heading gives every unit and answers nothing; its procedure does. The list takes the
+    best score of its steps (a procedure answers as well as its best step, and no unit scores
+    higher than before, so the gate reads what it did) and ``bonus`` (the procedure's), and each
+    step ranks that much under its list."""
+    if not steps_of:
+        return scored
+    best: dict[int, tuple[float, float]] = {}
+    for rank, base, k in scored:
+        if k in steps_of:
+            r, b = best.get(steps_of[k], (rank, base))
+            best[steps_of[k]] = (max(r, rank), max(b, base))
+    out = []
+    for rank, base, k in scored:
+        if k in best:
+            rank, base = max(rank, best[k][0] + bonus), max(base, best[k][1])
+        elif k in steps_of:
+            rank -= bonus
+        out.append((rank, base, k))
+    return out
