@@ -69,6 +69,11 @@ def test_follow_ups_are_rewritten_to_stand_alone():
         == "What ratio for espresso?"  # the espresso's ratio, not the grinders' note's, nor its clicks'
     assert standalone("And how long should the shot take?", Turn("What ratio?", "What ratio for espresso?", grinders)) \
         == "How long should the shot take for espresso?"
+    # "And for pour over?": the question before, asked for something else ("for pour over for espresso" was searched)
+    assert standalone("And for pour over?", Turn("What ratio?", "What ratio for espresso?", grinders)) \
+        == "What ratio for pour over?"
+    assert standalone("and with oat milk?", Turn("How hot?", "How hot should I steam milk?", grinders)) \
+        == "How hot should I steam milk with oat milk?"
     # what was asked of nothing in particular keeps the whole previous question beside it
     assert standalone("What ratio?", Turn("How many clicks?", "How many clicks?", grinders)) \
         == "What ratio (many clicks)?"

@@ -39,6 +39,8 @@ def looks_like_follow_up(question: str) -> bool:
 
 _LEAD = re.compile(r"^\s*(?:and|but|also|so|then|or|ok(?:ay)?|now)\b[\s,]*", re.I)
 _ABOUT = re.compile(r"^\s*(?:and\s+)?(?:what|how)\s+about\s+(.+?)\s*\??\s*$", re.I)
+# "And for pour over?", "and with oat milk?": the previous question, asked for something else
+_AND_FOR = re.compile(r"^\s*(?:and|or)\s+(for|with|in|on|at|from)\s+(.+?)\s*\??\s*$", re.I)
 _POSSESSIVE = re.compile(r"\b(its|their)\b", re.I)
 _PRONOUN = re.compile(r"\b(it|this|that|them|they|these|those)\b", re.I)
 _QUESTION_HEAD = re.compile(r"^\s*(?:how|what|where|when|why|which|who|can|do|does|is|are|should)\b"
@@ -82,6 +84,12 @@ def standalone(question: str, previous: "Turn") -> str:
         while keep and keep[-1].lower() in ("a", "an", "the", "my", "of", "to", "in"):
             keep.pop()
         return " ".join(keep + [about.group(1).rstrip(" ?")]) + "?"
+    other = _AND_FOR.match(question)
+    if other:  # "And for pour over?" after "What ratio for espresso?": "What ratio for pour over?"
+        prep, what = other.group(1).lower(), other.group(2)
+        asked = previous.retrieval_query.rstrip(" ?.!")
+        cut = asked.lower().rfind(f" {prep} ")
+        return (asked[:cut] if cut > 0 else asked) + f" {prep} {what}?"
     topic = topic_of(previous)
     text = _LEAD.sub("", question).strip()
     text = _POSSESSIVE.sub(lambda _m: f"the {topic}", text, count=1)
