@@ -82,6 +82,18 @@ def test_a_procedure_in_two_sections_is_quoted_whole(searcher):
     assert [q.line_start for q in steps] == [8, 17], [(q.kind, q.text[:40]) for q in quotes]  # as the note runs
 
 
+def test_code_is_quoted_with_the_sentence_that_leads_into_it(searcher):
+    """For "how do I", the example alone scored best; the sentence before it says what it does.
+    A callout typed as code keeps its '>' marks: they are the code."""
+    text = ("By default, the title of the callout is its type identifier in title case. You can change it "
+            "by adding text after the type identifier:\n\n```markdown\n> [!tip] Callouts can have custom titles\n"
+            "> Like this one.\n```\n")
+    chunk = Chunk("c", "/v/Callouts.md", "Callouts", "Callouts > Change the title", text, 35, 41)
+    best = _best(searcher, "How do I give a callout a custom title?", chunk)
+    assert best.kind == "block" and best.text.startswith("You can change it by adding text"), best.text
+    assert best.text.endswith("> [!tip] Callouts can have custom titles\n> Like this one.")
+
+
 def test_a_unit_that_only_repeats_the_question_is_not_the_answer(searcher):
     """The list item "Obsidian Sync" holds nothing the question does not: the lead-in with its
     list says the refund's terms."""

@@ -35,10 +35,14 @@ def other_steps(whole: list[tuple[float, float, int]], units: Sequence[Unit], be
 
 
 def steps_holding(units: Sequence[Unit], order: Sequence[int]) -> dict[int, int]:
-    """For each item embedded, the embedded "steps" unit (its numbered list whole) it is a step of."""
-    steps = [k for k in order if units[k].kind == "steps" and NUMBERED.match(units[k].text)]
-    return {k: s for k in order if units[k].kind == "item" for s in steps
-            if units[s].chunk.id == units[k].chunk.id
+    """For each item embedded, the embedded "steps" unit (its numbered list whole) it is a step
+    of; for each code unit, the lead-in quoted with it ("You can change it by adding text after
+    the type identifier:" and its example), which says what the code does."""
+    wholes = [k for k in order if units[k].kind == "block"
+              or units[k].kind == "steps" and NUMBERED.match(units[k].text)]
+    part_of = {"steps": "item", "block": "code"}
+    return {k: s for k in order for s in wholes if units[k].kind == part_of[units[s].kind]
+            and units[s].chunk.id == units[k].chunk.id
             and units[s].line_start <= units[k].line_start <= units[k].line_end <= units[s].line_end}
 
 

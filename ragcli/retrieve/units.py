@@ -390,7 +390,8 @@ def _block_lines(block: _Block, lines: list[str]) -> tuple[list[str], int]:
             continue
         if len(body) >= MAX_BLOCK_LINES or size + len(line) > MAX_BLOCK_CHARS:
             break
-        body.append(_QUOTE_MARK.sub("", line) if line.lstrip().startswith(">") else line)
+        # a callout's '>' marks are no part of its text; a code sample's are (a callout typed as code)
+        body.append(_QUOTE_MARK.sub("", line) if line.lstrip().startswith(">") and not fence else line)
         size += len(line) + 1
         last = k if line.strip() else last
     while body and not body[-1].strip():
