@@ -96,16 +96,31 @@ def test_a_bare_follow_up_is_answered_by_its_own_words(example_vault_env):
     # not the pour over's, and not the grinder's clicks table. Then the shot time is the
     # Espresso note's, not "takes about three shots".
     env = {**os.environ, **example_vault_env}
-    turns = ["How many clicks for espresso on my grinder?", "What ratio?", "And how long should the shot take?"]
+    turns = ["How many clicks for espresso on my grinder?", "What ratio?", "And how long should the shot take?",
+             "What ratio?", "And for pour over?"]
     proc = subprocess.run([sys.executable, "-m", "ragcli.cli", "chat", "--json", "--max-tokens", "16"],
                           input="\n".join(turns) + "\n", capture_output=True, text=True, env=env, timeout=600)
     assert proc.returncode == 0, proc.stderr
     answers = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
-    assert len(answers) == 3
+    assert len(answers) == 5
     quoted = [" ".join(q["text"] for q in a["quotes"]) for a in answers]
     assert "| Espresso" in quoted[0]
     assert "1:2 ratio" in answers[1]["quotes"][0]["text"] and "Clicks" not in quoted[1]
     assert "25 to 30 seconds" in quoted[2] and "three shots" not in quoted[2]
+    assert "1:16.7" in quoted[4] and "Start here" not in quoted[4]  # the ratio again, of pour over
+
+
+def test_a_follow_up_to_a_how_to_question_is_answered_by_the_procedure(help_vault_env, monkeypatch):
+    # "what about a custom title?" after the callout questions (searched as "How do I make Callouts a
+    # custom title?"): its own words ask no "how", the question does; the example alone was quoted
+    for key, value in help_vault_env.items():
+        monkeypatch.setenv(key, value)
+    with Notes(watcher=False) as notes:
+        answer = notes.ask("what about a custom title?", quotes_only=True,
+                           retrieval_query="How do I make Callouts a custom title?")
+    first = answer.quotes[0]
+    assert first.text.startswith("You can change it by adding text after the type identifier:"), first.text
+    assert "> [!tip] Callouts can have custom titles" in first.text
 
 
 def test_piped_chat_plain_text(example_vault_env):

@@ -187,7 +187,8 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
         which picks among units but must not make a question look answered."""
         figure = W_FIGURE if asks_figure(ask) else 0.0
         kind = answer_type(ask)
-        procedure = asks_how(ask)
+        # a chat follow-up's own words ("what about a custom title?") ask how when their question does
+        procedure = asks_how(ask) or bool(focus) and ask == focus and asks_how(question)
         asked = query_terms(ask) | query_terms(question)
         out = []
         for pos, k in enumerate(order):
