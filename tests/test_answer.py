@@ -17,7 +17,7 @@ from conftest import EXAMPLES
 from ragcli.cli import main
 from ragcli.config import load_config
 from ragcli.generate import make_generator
-from ragcli.generate.check import SentenceGate, check_sentence, facts_of, fact_in
+from ragcli.generate.check import SentenceGate, Verdict, check_sentence, facts_of, fact_in
 from ragcli.generate.prompt import fit_quotes
 from ragcli.pipeline.answer import NOT_COVERED, answer
 from ragcli.retrieve import Searcher
@@ -833,6 +833,22 @@ def test_a_yes_over_a_quote_that_says_no_is_not_shown():
     plain = {1: "Obsidian Sync keeps version history for every file."}
     yes = check_sentence("Yes, Obsidian Sync keeps version history [1].", plain, "Does Obsidian Sync keep history?")
     assert adds_to_quotes(yes, "Does Obsidian Sync keep history?", plain).ok
+
+
+def test_a_yes_that_denies_what_was_asked_is_not_shown():
+    # SmolLM2 on mp-31 "Can a tag have a space in it, and how do I make a tag that sits under another
+    # tag?": "Yes, tags with multiple words cannot contain blank spaces [2]."
+    from ragcli.generate.adds import adds_to_quotes
+
+    quotes = {2: "Tags\nTags Tag format\nTags can't contain blank spaces. To separate two or more words, you can "
+                 "instead use the following formats:\n- #camelCase\n- #snake_case"}
+    question = "Can a tag have a space in it, and how do I make a tag that sits under another tag?"
+    both = Verdict("s", "Yes, tags with multiple words cannot contain blank spaces", [2], True)
+    assert adds_to_quotes(both, question, quotes).reason == "says yes, then no"
+    no = Verdict("s", "No, tags cannot contain blank spaces", [2], True)
+    assert adds_to_quotes(no, question, quotes).reason != "says yes, then no"
+    yes = Verdict("s", "Yes, tags do not need a space to hold two words", [2], True)
+    assert adds_to_quotes(yes, question, quotes).reason != "says yes, then no"  # another verb's negation
 
 
 def test_a_way_to_do_something_is_asked_as_a_how_to():

@@ -37,6 +37,9 @@ def adds_to_quotes(verdict: Verdict, question: str, quotes: dict[int, str]) -> V
     facts = facts_of(verdict.text)
     figure = asks_figure(question) and any(_NUMBER.search(f) for f in facts)
     direct = _YES_NO.search(question) and _DIRECT.search(verdict.text)
+    if direct and _yes_then_no(verdict.text, question):
+        return Verdict(verdict.sentence, verdict.text, verdict.cited, False, "says yes, then no", [],
+                       verdict.support)
     if direct and _contradicts(verdict.text, [quotes[n] for n in verdict.cited if n in quotes]):
         return Verdict(verdict.sentence, verdict.text, verdict.cited, False, "says yes where its quote says no",
                        [], verdict.support)
@@ -152,6 +155,19 @@ def _rows_of(quotes: Sequence[str]):
 
 
 _NEGATION = re.compile(r"\b(?:not|never|no|cannot|can't|don't|doesn't|isn't|aren't|won't|excluded?|ignored?)\b", re.I)
+
+
+def _yes_then_no(text: str, question: str) -> bool:
+    """"Yes, tags with multiple words cannot contain blank spaces" to "Can a tag have a space in
+    it?": a yes that denies what the question asks with its own verb ("can" / "cannot", "does" /
+    "doesn't") says both. A yes with another negation ("Yes, it does not need an account" to "Can
+    I use it offline?") may still be one."""
+    verb = _YES_NO.search(question)
+    if not re.match(r"\W*yes\b", text, re.I) or not verb:
+        return False
+    aux = verb.group(0).strip().lower()
+    return bool(re.search(rf"\b{aux}(?:n't|not|\s+not)\b" if aux != "can" else r"\bcan(?:not|'t|\s+not)\b",
+                          text, re.I))
 
 
 def _contradicts(text: str, quotes: Sequence[str]) -> bool:
