@@ -13,6 +13,7 @@ from .check import _LONG_UNITS, _NUMBER, _UNIT_WORDS, CITATION, FREE_WORDS, Verd
 
 _YES_NO = re.compile(r"^\s*(?:is|are|was|were|do|does|did|can|could|should|would|will|has|have|must)\b", re.I)
 _DIRECT = re.compile(r"^\s*(?:yes|no)\b", re.I)
+_YES = re.compile(r"\W*yes\b", re.I)
 # the notes quoted again under the quotes: 'The notes say: "Bake in a Dutch oven at 250°C, lid on'
 _QUOTING = re.compile(r"^\W*(?:(?:the|your|my)\s+)?(?:notes?|sources?|quotes?|passages?)\s+(?:says?|states?|reads?)\b"
                       r"\W*[\"“]|^\W*according to (?:the |your )?(?:notes?|sources?)\W*[\"“]", re.I)
@@ -29,7 +30,7 @@ def adds_to_quotes(verdict: Verdict, question: str, quotes: dict[int, str]) -> V
         # (and may not be the one asked: "Hand grinder with 30 micron steps per click" for clicks)
         return Verdict(verdict.sentence, verdict.text, verdict.cited, False, "restates its quote", [],
                        verdict.support)
-    picked = _one_of_several(verdict.text, [quotes[n] for n in verdict.cited if n in quotes], question)
+    picked = _one_of_several(verdict.text, cited, question)
     if picked:
         return Verdict(verdict.sentence, verdict.text, verdict.cited, False,
                        f"gives {picked} as the figure, but its quote gives several and says which is which",
@@ -40,7 +41,7 @@ def adds_to_quotes(verdict: Verdict, question: str, quotes: dict[int, str]) -> V
     if direct and _yes_then_no(verdict.text, question):
         return Verdict(verdict.sentence, verdict.text, verdict.cited, False, "says yes, then no", [],
                        verdict.support)
-    if direct and _contradicts(verdict.text, [quotes[n] for n in verdict.cited if n in quotes]):
+    if direct and _contradicts(verdict.text, cited):
         return Verdict(verdict.sentence, verdict.text, verdict.cited, False, "says yes where its quote says no",
                        [], verdict.support)
     combined = _combines(verdict.text, [quotes[n] for n in dict.fromkeys(verdict.cited) if n in quotes], question)
@@ -140,10 +141,10 @@ def _one_of_several(text: str, quotes: Sequence[str], question: str) -> str:
 
 def _said_as(m: re.Match) -> str:
     """A figure as the sentence says it: "$25", "5 MB", "10" (not "10, and")."""
-    unit = m.group(3) or ""
-    measured = unit.lower() in _LONG_UNITS or unit.lower() in _UNIT_WORDS or unit in ("%", "°")
-    return (m.group(1) or "") + m.group(2).rstrip(",") + ((" " if m.group(0).rstrip(unit)[-1:] == " " else "")
-                                                          + unit if measured else "")
+    unit = (m.group(3) or "").lower()
+    if m.group(1) or unit in _LONG_UNITS or unit in _UNIT_WORDS or unit in ("%", "°"):
+        return m.group(0).strip("* ")
+    return m.group(2).rstrip(",")
 
 
 def _rows_of(quotes: Sequence[str]):
@@ -163,16 +164,14 @@ def _yes_then_no(text: str, question: str) -> bool:
     "doesn't") says both. A yes with another negation ("Yes, it does not need an account" to "Can
     I use it offline?") may still be one."""
     verb = _YES_NO.search(question)
-    if not re.match(r"\W*yes\b", text, re.I) or not verb:
+    if not _YES.match(text) or not verb:
         return False
-    aux = verb.group(0).strip().lower()
-    return bool(re.search(rf"\b{aux}(?:n't|not|\s+not)\b" if aux != "can" else r"\bcan(?:not|'t|\s+not)\b",
-                          text, re.I))
+    return bool(re.search(rf"\b{verb.group(0).strip()}(?:n?'t|not|\s+not)\b", text, re.I))
 
 
 def _contradicts(text: str, quotes: Sequence[str]) -> bool:
     """A bare "Yes, ..." over quotes that say no: "Yes, Obsidian Sync syncs hidden folders like
     .git [1]" above "hidden and excluded from sync" (oh-46). A word-overlap check cannot read
     polarity; a yes the quotes hedge with a negation is left to the quotes themselves."""
-    says_yes = re.match(r"\W*yes\b", text, re.I) and not _NEGATION.search(text)
+    says_yes = _YES.match(text) and not _NEGATION.search(text)
     return bool(says_yes) and any(_NEGATION.search(q) for q in quotes)

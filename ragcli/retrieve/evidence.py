@@ -180,6 +180,8 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
                       for k in order]
 
     steps_of = steps_holding(units, order)
+    # a chat follow-up's own words ("what about a custom title?") ask how when their question does
+    how = asks_how(question) or bool(focus) and asks_how(focus)
 
     def scores(vec, w, ask: str, named=named) -> list[tuple[float, float, int]]:
         """(rank, score, unit) best first: the score says how well a unit answers (the "not
@@ -187,8 +189,7 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
         which picks among units but must not make a question look answered."""
         figure = W_FIGURE if asks_figure(ask) else 0.0
         kind = answer_type(ask)
-        # a chat follow-up's own words ("what about a custom title?") ask how when their question does
-        procedure = asks_how(ask) or bool(focus) and ask == focus and asks_how(question)
+        procedure = how if ask in (question, focus) else asks_how(ask)
         asked = query_terms(ask) | query_terms(question)
         out = []
         for pos, k in enumerate(order):
@@ -270,7 +271,7 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
     per_chunk: dict[str, int] = {}
     for _score, unit in chosen:
         per_chunk[unit.chunk.id] = per_chunk.get(unit.chunk.id, 0) + 1
-    if not parts and not kind_led and asks_how(ask):
+    if not parts and not kind_led and how:
         chosen += other_steps(whole, units, best)
     for rank, base, k in whole:
         unit = units[k]
@@ -295,7 +296,6 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
         chosen.sort(key=lambda c: -c[0])
     if asks_reason(question):
         chosen = _with_reason(chosen, units, overall, limit)
-    how = asks_how(ask)
     chosen = without_padding(chosen, ask, how, bool(parts), for_parts, named)
     pads = best_pads(chosen, ask, how, bool(parts), for_parts, named)
     kept = said_once(dedupe_contained(chosen))
@@ -385,8 +385,7 @@ def _in_reading_order(kept: list[tuple[float, Unit]]) -> list[tuple[float, Unit]
         key = (c.path, c.heading, c.page)
         first[key] = min(first.get(key, (c.page or 0, unit.line_start)), (c.page or 0, unit.line_start))
     return sorted(kept, key=lambda c: (notes[c[1].chunk.path],
-                                       first[(c[1].chunk.path, c[1].chunk.heading, c[1].chunk.page)],
-                                       c[1].chunk.heading, c[1].line_start))
+                                       first[(c[1].chunk.path, c[1].chunk.heading, c[1].chunk.page)], c[1].line_start))
 
 
 def _quote(n: int, score: float, unit: Unit) -> Quote:

@@ -4,7 +4,8 @@ A step read alone ("Open **Settings**.", "You're done!") shares the words its he
 every unit of its section, and answers nothing; its list whole does. And a task is often done in
 two lists under two headings of one note ("Export your data from Google Keep", then "Import your
 Google Keep data into Obsidian"): the one whose heading shares fewer of the question's words
-falls under the relative floor, though the answer needs it.
+falls under the relative floor, though the answer needs it. Code is read the same way within
+the lead-in quoted with it ("You can change it by adding text after the type identifier:").
 """
 
 from __future__ import annotations
