@@ -76,6 +76,22 @@ def test_another_notes_quote_pads_when_the_named_section_gives_the_step():
     assert without_padding(chosen, question, True, False, [], views_named) == chosen
 
 
+def test_another_notes_code_stays_when_the_named_section_gives_only_a_sentence():
+    """"how do I add a footnote": the Footnotes view note's heading is closest and its step is a
+    sentence; the syntax, code under another note's heading, is the answer and stays."""
+    view = _units("/v/Footnotes view.md", "Footnotes view", "Footnotes view",
+                  "Click a footnote to edit its text.\n")[0]
+    syntax = _units("/v/Basic formatting syntax.md", "Basic formatting syntax", "Basic formatting syntax > Footnotes",
+                    "```md\nThis is a simple footnote[^1].\n\n[^1]: This is the referenced text.\n```\n", rank=2)[0]
+    other = _units("/v/Templates.md", "Templates", "Templates > Behavior",
+                   "Add the template to an existing note, at the top or bottom.\n", rank=3)[0]
+    assert syntax.kind == "code" and gives_step(other)
+    chosen = [(0.62, view), (0.60, syntax), (0.58, other)]
+    question = "how do I add a footnote at the bottom of my note?"
+    named = ("Footnotes view", "Footnotes view")
+    assert without_padding(chosen, question, True, False, [], named) == chosen[:2]
+
+
 def test_an_extra_quote_of_a_question_in_parts_holds_one_of_its_words():
     text = ("- Bake in a Dutch oven at 250 °C: 20 minutes lid on, 25 minutes lid off.\n"
             "- Bulk ferment until the dough has grown by half, 4 to 6 hours at 24 °C.\n")

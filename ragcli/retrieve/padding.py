@@ -27,6 +27,7 @@ from ..words import query_terms
 from .units import Unit
 
 STEP_KINDS = ("block", "code", "steps", "row")  # a table row: a shortcut, a setting, a value to type
+BLOCK_KINDS = ("block", "code", "steps")
 # A sentence that gives a step: a purpose then the step ("To create a callout, add ..."), the
 # means ("... by adding a plus"), an imperative ("Install Obsidian Headless to ..."), or a lead-in.
 _INSTRUCTION = re.compile(r"(?:^|[.!?]\s+)to [a-z]+\b[^.,:;]{0,80},\s*\S|\bby [a-z-]+ing\b", re.I)
@@ -81,15 +82,19 @@ def without_padding(chosen: list[tuple[float, Unit]], question: str, how: bool, 
     for_parts_ids = {id(u) for u in for_parts}
     steps = {id(u) for _s, u in chosen if gives_step(u)}
     step_units = [u for _s, u in chosen if id(u) in steps]
-    named_notes = {u.chunk.path for _s, u in chosen
-                   if id(u) in steps and named is not None and (u.chunk.title, u.chunk.heading) == named}
+    named_steps = [u for _s, u in chosen
+                   if id(u) in steps and named is not None and (u.chunk.title, u.chunk.heading) == named]
+    named_notes = {u.chunk.path for u in named_steps}
+    # the named section's step is a sentence ("Click a footnote to edit its text." under Footnotes
+    # view): another note's code or list that shows how (the footnote syntax) still answers
+    named_blocks = any(u.kind in BLOCK_KINDS for u in named_steps)
     asked = query_terms(question)
 
     def pads(unit: Unit) -> bool:
         if id(unit) in for_parts_ids or (unit is best and keep_best):
             return False  # the best stays: the "not covered" gate reads its score
         if how and named_notes and unit.chunk.path not in named_notes:
-            return True
+            return named_blocks or unit.kind not in BLOCK_KINDS
         if how and id(unit) not in steps and steps - {id(unit)} and not says_what_code_does(unit, step_units):
             return True
         return has_parts and not query_terms(unit.shown) & asked
