@@ -352,7 +352,7 @@ def print_answer(result, *, streamed: bool, verbose: bool = False) -> None:
         print_quotes(result.quotes)
     for part in result.missing_parts:
         console.print(f"Your notes don't say: {clean(part).rstrip('?.')}?")
-    if result.not_mentioned:
+    if result.not_mentioned and (result.tentative or result.missing_parts):  # why it hedges, or lacks a part
         console.print("No note uses " + ", ".join(f"\u201c{clean(n)}\u201d" for n in result.not_mentioned) + ".",
                       style="dim")
     if result.tentative:

@@ -63,8 +63,23 @@ def test_a_part_asking_for_a_thing_no_note_names_is_said_missing(example_vault_e
 ])
 def test_a_part_using_a_word_no_note_holds_is_answered_when_what_it_asks_is_quoted(
         example_vault_env, monkeypatch, capsys, question, shown):
+    """Each part was judged on its own words, so the answer is not hedged as a whole: "may answer
+    it" would take back what the parts found."""
     result = _ask(monkeypatch, capsys, example_vault_env, question)
     assert result["missing_parts"] == [] and shown in _shown(result)
+    assert result["not_mentioned"] and not result["tentative"]
+
+
+def test_an_answered_question_in_parts_is_printed_without_the_hedge(example_vault_env, monkeypatch, capsys):
+    for key, value in example_vault_env.items():
+        monkeypatch.setenv(key, value)
+    assert main(["ask", "How long is the train out to Sintra, and which station does it leave from?", "--quotes"]) == 0
+    out = capsys.readouterr().out
+    assert "Rossio" in out and "may answer it" not in out and "No note uses" not in out
+    # a single question with a word no note uses is still hedged, and says which word
+    assert main(["ask", "How do I make my sourdough loaf, from mixing to baking?", "--quotes"]) == 0
+    out = capsys.readouterr().out
+    assert "No note uses \u201cloaf\u201d." in out and "may answer it" in out
 
 
 HEADLESS_NOTES = ("Obsidian Sync/Headless Sync.md", "Obsidian Publish/Headless Publish.md",

@@ -150,8 +150,13 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
     missing = evidence.missing + [p for p in evidence.parts if p not in evidence.missing
                                   and (_asks_what_no_note_says(p, quotes, searcher)
                                        or _asks_a_quality_no_passage_says(p, hits_and_rows, searcher))]
+    # A word no note uses makes an answer over the floor only "may answer it" ("No note uses
+    # “loud”" for "read my notes out loud"). A question of several parts has had each part judged
+    # on its own words (``missing``): a part that uses such a word and is not answered is said to
+    # be missing, one that is answered is, and "may answer it" on top would take that back.
     shape = {"missing_parts": missing, "parts": parts if len(parts) > 1 else [],
-             "tentative": best < EVIDENCE_FLOOR or bool(unheard), "not_mentioned": unknown + unheard}
+             "tentative": best < EVIDENCE_FLOOR or bool(unheard) and len(parts) < 2,
+             "not_mentioned": unknown + unheard}
     quotes = without_padding_best(without_quotes_of_missing_parts(quotes, evidence, missing), evidence,
                                   shape["tentative"])
     # "These passages may answer it": no model sentence then. Joining two quotes that may not
