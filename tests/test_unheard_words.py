@@ -82,6 +82,20 @@ def test_an_answered_question_in_parts_is_printed_without_the_hedge(example_vaul
     assert "No note uses \u201cloaf\u201d." in out and "may answer it" in out
 
 
+def test_no_model_sentence_for_a_question_using_a_word_no_note_uses(example_vault_env, monkeypatch, capsys):
+    """The parts are answered, so the answer is not hedged; but the model, run on it, said "The
+    valve I chose for the garden is the 16 mm drip line" (no note says "choose"): the quotes are
+    the answer."""
+    for key, value in example_vault_env.items():
+        monkeypatch.setenv(key, value)
+    question = ("Which valve did I choose for the garden, what pressure is the regulator set to, "
+                "and what runs the schedule?")
+    assert main(["ask", question, "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["covered"] and not result["tentative"] and result["not_mentioned"] == ["choose"]
+    assert result["generated"] == "" and "RB-75" in _shown(result)
+
+
 HEADLESS_NOTES = ("Obsidian Sync/Headless Sync.md", "Obsidian Publish/Headless Publish.md",
                   "Extending Obsidian/Obsidian Headless.md", "Plugins/Audio recorder.md")
 

@@ -162,7 +162,9 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
     # "These passages may answer it": no model sentence then. Joining two quotes that may not
     # answer made "Install the headless client, and you can use it to record your own audio"
     # of an install step and the audio recorder, each word in a quote, the claim in neither.
-    if quotes_only or generator is None or shape["tentative"]:
+    # Nor when the question uses a word no note uses, hedged or not: SmolLM2 then says it of
+    # whatever the quote holds ("The valve I chose for the garden is the 16 mm drip line").
+    if quotes_only or generator is None or shape["tentative"] or unheard:
         gate = SentenceGate(_checker(asked, quotes), on_token)
         _lead_with_figure(gate, asked, quotes, idf)  # the direct answer, before the quotes
         if on_quotes is not None:
