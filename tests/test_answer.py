@@ -708,6 +708,31 @@ def test_a_sentence_that_rewords_its_quote_is_not_shown_for_its_figure():
     assert lifted.ok and adds_to_quotes(lifted, question, quotes).ok
 
 
+def test_a_sentence_saying_of_one_thing_what_its_quote_says_of_another_is_not_shown():
+    # SmolLM2, each word in its quote, the claim in no sentence, item or row of it: "Which grinder do I
+    # use and how many clicks for pour over?" and mp-05's "Which valve did I choose for the garden ..."
+    from ragcli.generate.adds import adds_to_quotes
+
+    grinder = {1: "Hand grinder with 30 micron steps per click. Settings I use:\n| Brew | Clicks |\n|---|---|\n"
+                  "| Espresso | 8 |\n| Pour over | 18 |\n| French press | 30 |"}
+    parts = {1: "- Valve: Rain Bird RB-75 solenoid valve, 24 V AC.\n"
+                "- Pressure regulator set to 1.7 bar (25 psi); drip lines fail above 3 bar.\n"
+                "- 16 mm drip line with emitters every 30 cm, 2 litres per hour each."}
+    for quotes, question, said in (
+            (grinder, "Which grinder do I use and how many clicks for pour over?",
+             "The grinder with 30 micron steps per click is a French press [1]."),
+            (parts, "Which valve is in the garden?", "The valve in the garden is the 16 mm drip line [1].")):
+        verdict = check_sentence(said, quotes, question)
+        assert verdict.ok  # every word is its quote's
+        assert adds_to_quotes(verdict, question, quotes).reason == "says of one thing what its quote says of another"
+    # what a row says with its header, or an item says of itself, is no such claim (shown, or not, for
+    # what it adds)
+    for quotes, question, said in ((grinder, "How many clicks for pour over?", "Pour over is 18 clicks"),
+                                   (parts, "Which valve is in the garden?", "The valve is a Rain Bird RB-75")):
+        verdict = adds_to_quotes(Verdict(said, said, [1], True), question, quotes)
+        assert verdict.reason != "says of one thing what its quote says of another", said
+
+
 def test_an_amount_spelled_out_is_a_fact_of_its_quote():
     # SmolLM2 on "How long does Obsidian Sync keep the version history of my notes?" (oh-42): the
     # attachments' "two weeks" (quote 2) said of the Standard plan's notes, citing quote 3

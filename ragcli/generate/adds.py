@@ -35,6 +35,9 @@ def adds_to_quotes(verdict: Verdict, question: str, quotes: dict[int, str]) -> V
         return Verdict(verdict.sentence, verdict.text, verdict.cited, False,
                        f"gives {picked} as the figure, but its quote gives several and says which is which",
                        [picked], verdict.support)
+    if _joins_cells(verdict.text, cited):
+        return Verdict(verdict.sentence, verdict.text, verdict.cited, False,
+                       "says of one thing what its quote says of another", [], verdict.support)
     facts = facts_of(verdict.text)
     figure = asks_figure(question) and any(_NUMBER.search(f) for f in facts)
     direct = _YES_NO.search(question) and _DIRECT.search(verdict.text)
@@ -175,3 +178,42 @@ def _contradicts(text: str, quotes: Sequence[str]) -> bool:
     polarity; a yes the quotes hedge with a negation is left to the quotes themselves."""
     says_yes = _YES.match(text) and not _NEGATION.search(text)
     return bool(says_yes) and any(_NEGATION.search(q) for q in quotes)
+
+
+# "X is Y": the claim a sentence makes of its subject
+_COPULA = re.compile(r"\b(?:is|are|was|were)\b", re.I)
+
+
+def _joins_cells(text: str, quotes: Sequence[str]) -> bool:
+    """Does an "X is Y" sentence say of X what its quote says of something else? "The grinder
+    with 30 micron steps per click is a French press" from "Hand grinder with 30 micron steps per
+    click." and the table row "French press | 30"; "The valve I chose for the garden is the 16 mm
+    drip line" from the parts list's "Valve: Rain Bird RB-75" and "16 mm drip line ...": every word
+    is its quote's, so the support check passes, and no sentence, item or table row (read with its
+    header) of the quote says most of X and most of Y together. Words no part of the quote holds (the note's title,
+    the question's own) and figures, which a row shares with many, are left out of X and Y."""
+    text = CITATION.sub("", text)
+    copula = _COPULA.search(text)
+    cells = [query_terms(c) for q in quotes for c in _cells(q)]
+    if not copula or not cells:
+        return False
+    held = set().union(*cells)
+    subject = {w for w in query_terms(text[:copula.start()]) - FREE_WORDS if w in held and not w[0].isdigit()}
+    claim = {w for w in query_terms(text[copula.end():]) - FREE_WORDS if w in held and not w[0].isdigit()}
+    claim -= subject
+    return bool(subject and claim) and not any(2 * len(cell & subject) >= len(subject)
+                                               and 2 * len(cell & claim) >= len(claim) for cell in cells)
+
+
+def _cells(quote: str) -> list[str]:
+    """A quote's sentences, list items and table rows, each row with its table's header row."""
+    cells, header = [], ""
+    for line in quote.splitlines():
+        row = line.strip()
+        if not row.startswith("|"):
+            header = ""
+            cells += split_sentences(line)
+        elif not set(row) <= set("|-: "):  # the header's rule line is no row
+            header = header or row
+            cells.append(row if row == header else f"{header} {row}")
+    return cells
