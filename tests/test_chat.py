@@ -29,6 +29,11 @@ def test_follow_up_heuristic():
     for q in ("How do I create a callout in a note?", "What is the capital of Australia?",
               "How can I show the contents of one note inside another note?"):
         assert not looks_like_follow_up(q), q
+    # a whole question about one thing leans on the turn before only when that turn read of it
+    pour_over = "How many clicks for pour over?\n| Pour over | 18 |"
+    assert not looks_like_follow_up("How long should the shot take?", pour_over)
+    assert looks_like_follow_up("How long should the shot take?", "Pull the shot in 25 to 30 seconds.")
+    assert looks_like_follow_up("Examples?", pour_over)
 
 
 def test_session_combines_follow_ups_for_retrieval(help_vault_env):
@@ -97,17 +102,19 @@ def test_a_bare_follow_up_is_answered_by_its_own_words(example_vault_env):
     # Espresso note's, not "takes about three shots".
     env = {**os.environ, **example_vault_env}
     turns = ["How many clicks for espresso on my grinder?", "What ratio?", "And how long should the shot take?",
-             "What ratio?", "And for pour over?"]
+             "What ratio?", "And for pour over?", "How long should the shot take?"]
     proc = subprocess.run([sys.executable, "-m", "ragcli.cli", "chat", "--json", "--max-tokens", "16"],
                           input="\n".join(turns) + "\n", capture_output=True, text=True, env=env, timeout=600)
     assert proc.returncode == 0, proc.stderr
     answers = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
-    assert len(answers) == 5
+    assert len(answers) == 6
     quoted = [" ".join(q["text"] for q in a["quotes"]) for a in answers]
     assert "| Espresso" in quoted[0]
     assert "1:2 ratio" in answers[1]["quotes"][0]["text"] and "Clicks" not in quoted[1]
     assert "25 to 30 seconds" in quoted[2] and "three shots" not in quoted[2]
     assert "1:16.7" in quoted[4] and "Start here" not in quoted[4]  # the ratio again, of pour over
+    # after pour over, "the shot" is no pour over's: the turn before read nothing of a shot
+    assert "25 to 30 seconds" in quoted[5] and "2:45" not in quoted[5]
 
 
 def test_a_follow_up_to_a_how_to_question_is_answered_by_the_procedure(help_vault_env, monkeypatch):

@@ -27,12 +27,16 @@ _ANAPHORA = re.compile(r"\b(it|its|it's|this|that|these|those|they|them|their|th
                        r"he|she|him|her|such|above|same|former|latter)\b", re.I)
 
 
-def looks_like_follow_up(question: str) -> bool:
-    """Heuristic: a question that leans on the previous one for its subject."""
+def looks_like_follow_up(question: str, before: str = "") -> bool:
+    """Heuristic: a question that leans on the previous one for its subject. ``before``: what the
+    turn before read (its quotes)."""
     words = query_terms(question)
     if _FOLLOW_UP_START.search(question):
         return True
-    if len(words) <= 1:  # "Why?", "Examples?"
+    # "Why?", "Examples?" lean on the turn before; a whole question about one thing ("How long
+    # should the shot take?" after the pour over's clicks) stands alone unless the turn before
+    # read of that thing: the shot is the espresso's, not the pour over's.
+    if len(words) <= 1 and (len(question.split()) <= 3 or not words or words & query_terms(before)):
         return True
     return bool(_ANAPHORA.search(question)) and len(words) <= 4
 
@@ -124,9 +128,11 @@ class ChatSession:
 
     def retrieval_query(self, question: str) -> tuple[str, str]:
         """(the standalone question to search and answer, earlier question for the prompt)."""
-        if not self.turns or not looks_like_follow_up(question):
+        prev = self.turns[-1] if self.turns else None
+        # what the turn before read: its quotes (its searched words carry earlier turns' subjects)
+        before = prev and ("\n".join(q.text for q in prev.answer.quotes) or prev.retrieval_query)
+        if prev is None or not looks_like_follow_up(question, before):
             return question, ""
-        prev = self.turns[-1]
         return standalone(question, prev), prev.question
 
     def ask(self, question: str, on_token: OnToken | None = None, on_quotes=None) -> Answer:
