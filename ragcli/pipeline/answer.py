@@ -150,10 +150,8 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
     missing = evidence.missing + [p for p in evidence.parts if p not in evidence.missing
                                   and (_asks_what_no_note_says(p, quotes, searcher)
                                        or _asks_a_quality_no_passage_says(p, hits_and_rows, searcher))]
-    # A word no note uses makes an answer over the floor only "may answer it" ("No note uses
-    # “loud”" for "read my notes out loud"). A question of several parts has had each part judged
-    # on its own words (``missing``): a part that uses such a word and is not answered is said to
-    # be missing, one that is answered is, and "may answer it" on top would take that back.
+    # A word no note uses ("read my notes out loud") makes a plain answer "may answer it"; a
+    # question's parts were each judged on their own words (``missing``): no hedge on top.
     shape = {"missing_parts": missing, "parts": parts if len(parts) > 1 else [],
              "tentative": best < EVIDENCE_FLOOR or bool(unheard) and len(parts) < 2,
              "not_mentioned": unknown + unheard}
@@ -162,8 +160,7 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
     # "These passages may answer it": no model sentence then. Joining two quotes that may not
     # answer made "Install the headless client, and you can use it to record your own audio"
     # of an install step and the audio recorder, each word in a quote, the claim in neither.
-    # Nor when the question uses a word no note uses, hedged or not: SmolLM2 then says it of
-    # whatever the quote holds ("The valve I chose for the garden is the 16 mm drip line").
+    # Nor for a word no note uses: "The valve I chose for the garden is the 16 mm drip line".
     if quotes_only or generator is None or shape["tentative"] or unheard:
         gate = SentenceGate(_checker(asked, quotes), on_token)
         _lead_with_figure(gate, asked, quotes, idf)  # the direct answer, before the quotes
