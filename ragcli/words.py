@@ -15,8 +15,10 @@ _STOP = frozenset(
     "should since so than that the their them then through under until upon "
     "take takes taken took there these they this those to us was we were what when where which who "
     "whom whose why will with would you your yours".split())
-# "how long", "how many": the words asking for a figure, not what the figure is of
-_ASKING = re.compile(r"\bhow (?:long|many|much|often|far)\b")
+# "how long", "how many": the words asking for a figure, not what the figure is of; "what went
+# wrong", "what am I doing wrong": asking for a fault, which a note tells in its own words ("the
+# crust too pale")
+_ASKING = re.compile(r"\bhow (?:long|many|much|often|far)\b|\b(?:went|goes|go|going|doing|did|done|is|was|s) wrong\b")
 
 
 def query_terms(text: str) -> set[str]:

@@ -46,6 +46,15 @@ def test_a_question_in_other_words_than_the_notes_is_answered(example_vault_env,
     assert not result["covered"] and "hotel" in result["not_mentioned"]
 
 
+def test_asking_what_went_wrong_is_the_question_s_frame_not_a_word_to_find(example_vault_env, monkeypatch, capsys):
+    """No note says "went" or "wrong": the journal tells the fault in its own words ("the crust too
+    pale"). "What went wrong" asks for a fault as "how long" asks for a duration."""
+    result = _ask(monkeypatch, capsys, example_vault_env,
+                  "What went wrong with the Pi day bake, and what should I change next time?")
+    assert result["covered"] and result["not_mentioned"] == []
+    assert "crust too pale" in _shown(result) and "5 minutes longer" in _shown(result)
+
+
 def test_a_part_asking_for_a_thing_no_note_names_is_said_missing(example_vault_env, monkeypatch, capsys):
     """"which brand of flour": no note says "brand" or anything near it, though the unit picked for
     the part (on flour and feeding) scores like an answer. The other part is answered."""
