@@ -190,8 +190,9 @@ def _joins_cells(text: str, quotes: Sequence[str]) -> bool:
     click." and the table row "French press | 30"; "The valve I chose for the garden is the 16 mm
     drip line" from the parts list's "Valve: Rain Bird RB-75" and "16 mm drip line ...": every word
     is its quote's, so the support check passes, and no sentence, item or table row (read with its
-    header) of the quote says most of X and most of Y together. Words no part of the quote holds (the note's title,
-    the question's own) and figures, which a row shares with many, are left out of X and Y."""
+    header) of the quote says most of X and most of Y together. Words no part of the quote holds
+    (the note's title, the question's own) and figures, which a row shares with many, are left
+    out of X and Y."""
     text = CITATION.sub("", text)
     copula = _COPULA.search(text)
     cells = [query_terms(c) for q in quotes for c in _cells(q)]
