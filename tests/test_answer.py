@@ -711,7 +711,7 @@ def test_a_sentence_that_rewords_its_quote_is_not_shown_for_its_figure():
 def test_a_sentence_saying_of_one_thing_what_its_quote_says_of_another_is_not_shown():
     # SmolLM2, each word in its quote, the claim in no sentence, item or row of it: "Which grinder do I
     # use and how many clicks for pour over?" and mp-05's "Which valve did I choose for the garden ..."
-    from ragcli.generate.adds import adds_to_quotes
+    from ragcli.generate.adds import _joins_cells, adds_to_quotes
 
     grinder = {1: "Hand grinder with 30 micron steps per click. Settings I use:\n| Brew | Clicks |\n|---|---|\n"
                   "| Espresso | 8 |\n| Pour over | 18 |\n| French press | 30 |"}
@@ -724,13 +724,34 @@ def test_a_sentence_saying_of_one_thing_what_its_quote_says_of_another_is_not_sh
             (parts, "Which valve is in the garden?", "The valve in the garden is the 16 mm drip line [1].")):
         verdict = check_sentence(said, quotes, question)
         assert verdict.ok  # every word is its quote's
-        assert adds_to_quotes(verdict, question, quotes).reason == "says of one thing what its quote says of another"
+        assert _joins_cells(verdict.text, list(quotes.values())) and not adds_to_quotes(verdict, question, quotes).ok
     # what a row says with its header, or an item says of itself, is no such claim (shown, or not, for
     # what it adds)
     for quotes, question, said in ((grinder, "How many clicks for pour over?", "Pour over is 18 clicks"),
                                    (parts, "Which valve is in the garden?", "The valve is a Rain Bird RB-75")):
         verdict = adds_to_quotes(Verdict(said, said, [1], True), question, quotes)
         assert verdict.reason != "says of one thing what its quote says of another", said
+
+
+def test_a_report_s_sentence_said_again_is_not_shown_for_its_heading():
+    # SmolLM2 on rp-16 ("By how much did federal employee health benefit premiums go up ..."): each of
+    # its two sentences its quote's sentence again, shown above the quotes because a report's quote
+    # is read with its title and headings, which no sentence says 70% of; and rp-31's copy of the
+    # way a PDF's table is quoted
+    from ragcli.generate.adds import adds_to_quotes
+
+    head = "Annual Performance Report Fiscal Year 2016\nUnited States Office of Personnel Management (OPM) · FY 2016\n"
+    quotes = {1: head + "In FY 2016, OPM negotiated with health carriers to keep premiums below the industry trend "
+                        "for 2017 plans.",
+              2: "2017 Instruction 1040\nTable rows:\n- Single — AND at the end of 2017 you were*: under 65; "
+                 "THEN file a return if your gross income was at least: $10,400"}
+    question = "By how much did federal employee health benefit premiums go up in OPM's fiscal 2016 figures?"
+    said = check_sentence("In FY 2016, OPM negotiated with health carriers to keep premiums below industry trend "
+                          "for 2017 plans [1].", quotes, question)
+    assert said.ok and adds_to_quotes(said, question, quotes).reason == "restates its quote"
+    table = check_sentence("Table rows: - Single — AND at the end of 2017 you were* [2].", quotes,
+                           "How much gross income did a single filer under 65 need?")
+    assert not table.ok and "table markup" in table.missing
 
 
 def test_an_amount_spelled_out_is_a_fact_of_its_quote():

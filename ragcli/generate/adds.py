@@ -80,9 +80,15 @@ def _reworded(text: str, quotes: Sequence[str]) -> bool:
     if len(words) < REWORDED_WORDS:
         return False
     for quote in quotes:
-        held = query_terms(quote) - FREE_WORDS
-        if held and len(words - held) <= 1 and len(words & held) >= 0.7 * len(held):
-            return True
+        if len(words - query_terms(quote)) > 1:
+            continue
+        # most of one of its lines or sentences: a quote read with its title and headings (a
+        # report's run to a dozen words) is never 70% said by one sentence
+        pieces = [p for line in quote.splitlines() for p in (line, *split_sentences(line))]
+        for piece in pieces:
+            held = query_terms(piece) - FREE_WORDS
+            if len(held) >= REWORDED_WORDS and len(words & held) >= 0.7 * len(held):
+                return True
     return False
 
 

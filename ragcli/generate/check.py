@@ -198,8 +198,9 @@ _EMPTY_MARKUP = re.compile(r"\(\s*\)|\[\s*\]|\{\s*\}|``")
 _PLACEHOLDER = re.compile(r"\{\w{1,12}\}|\[[a-zA-Z]{1,3}\]")
 # a table's markup copied into prose: a rule line ("|-----") or empty cells ("| |")
 # (or a row's cells: "| Sync Standard | Sync Plus :: Total storage | 1 GB |", mp-19), or the
-# prompt's own " :: " between a quote's header and its text
-_TABLE_MARKUP = re.compile(r"\|\s*:?-{3,}|-{3,}:?\s*\||\|\s*\||\|[^|\n]+\|[^|\n]+\||\s::\s")
+# prompt's own " :: " between a quote's header and its text, or the "Table rows:" a PDF's table is
+# quoted under ("Table rows: - Single — AND at the end of 2017 you were*", rp-31)
+_TABLE_MARKUP = re.compile(r"\|\s*:?-{3,}|-{3,}:?\s*\||\|\s*\||\|[^|\n]+\|[^|\n]+\||\s::\s|\bTable rows:")
 
 
 def _mangled_code(text: str, evidence: str) -> list[str]:
