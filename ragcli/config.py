@@ -179,3 +179,14 @@ def ensure_private_dir(path: Path) -> Path:
     with contextlib.suppress(OSError):
         path.chmod(0o700)
     return path
+
+
+def write_private(path: Path, data: str | bytes) -> None:
+    """Replace ``path`` atomically with ``data``, readable by its owner only."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, data.encode() if isinstance(data, str) else data)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)

@@ -27,23 +27,18 @@ class Embedder(Protocol):
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """(n, dim) float32, L2-normalised rows, of the texts as they are."""
-        ...
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         """Like ``embed``, with the query prefix: what search uses."""
-        ...
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         """Like ``embed``, with the document prefix: what indexing uses."""
-        ...
 
     def count_tokens(self, text: str) -> int:
         """Model tokens in ``text``, without special tokens."""
-        ...
 
     def close(self) -> None:
         """Free the model (contexts, weights)."""
-        ...
 
 
 def file_digest(path: Path) -> str:

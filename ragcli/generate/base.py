@@ -48,26 +48,20 @@ class Generator(Protocol):
 
     def count_tokens(self, messages: Sequence[Message]) -> int:
         """Tokens the messages take once the chat template is applied (prompt side)."""
-        ...
 
     def generate(self, messages: Sequence[Message], *, max_tokens: int, temperature: float,
-                 on_token: OnToken | None = None) -> Generation:
-        ...
+                 on_token: OnToken | None = None) -> Generation: ...
 
     def preload(self) -> None:
         """Start getting ready (loading weights) in the background; generate() waits for it."""
-        ...
 
     def wait_loaded(self) -> None:
         """Block until a preload has finished (raising what it raised)."""
-        ...
 
     def rewind(self) -> None:
         """Start the next answer from a fresh process's state (llama.cpp's cache; else nothing)."""
-        ...
 
-    def close(self) -> None:
-        ...
+    def close(self) -> None: ...
 
 
 class Collector:

@@ -259,12 +259,10 @@ class _PrefixCache:
         llm.eval(tokens)
         state = llm.save_state()
         try:
-            from ..config import ensure_private_dir
+            from ..config import ensure_private_dir, write_private
 
             ensure_private_dir(self.folder)
-            tmp = path.with_suffix(f".tmp{os.getpid()}")
-            tmp.write_bytes(self.MAGIC + state.llama_state)
-            os.replace(tmp, path)
+            write_private(path, self.MAGIC + state.llama_state)
             for old in self.folder.glob("prefix-*.kv"):  # one model at a time is enough
                 if old != path and old.stat().st_mtime < time.time() - 7 * 86400:
                     old.unlink(missing_ok=True)

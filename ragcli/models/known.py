@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 from pathlib import Path
+
+from ..config import write_private
 
 CACHE_NAME = "known-models.json"
 _MAX_ENTRIES = 64
@@ -58,6 +59,4 @@ def remember_digest(path: Path, digest: str, cache_dir: Path | None) -> None:
         data[name] = {"stamp": stamp, "sha256": digest}
         data = dict(list(data.items())[-_MAX_ENTRIES:])
         cache_dir.mkdir(parents=True, exist_ok=True)
-        tmp = cache_dir / f".{CACHE_NAME}.{os.getpid()}.tmp"
-        tmp.write_text(json.dumps(data), encoding="utf-8")
-        os.replace(tmp, cache_dir / CACHE_NAME)
+        write_private(cache_dir / CACHE_NAME, json.dumps(data))

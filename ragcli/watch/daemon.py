@@ -33,10 +33,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config import Config
+from ..config import Config, write_private
 from ..errors import Cancelled, IndexMismatchError, ModelError, ModelServerDown, RagError
 from .changes import PendingChanges, Relevance, event_paths
-from .files import STATE_NAME, remove_pid, write_exit, write_pid, write_private
+from .files import STATE_NAME, remove_pid, write_exit, write_pid
 from .observe import make_handler, start_observer, stop_observer, unwatched_folders, warn_limit
 from .prefill import PAUSE as PREFILL_PAUSE
 from .prefill import start_prefill

@@ -17,7 +17,7 @@ import os
 import time
 from pathlib import Path
 
-from ..config import Config
+from ..config import Config, write_private
 
 STATE_NAME = "watch.json"
 PID_NAME = "watch.pid"
@@ -26,17 +26,6 @@ OUT_NAME = "watch.out"
 EXIT_NAME = "watch.exit"
 LOG_BYTES = 1_000_000
 LOG_BACKUPS = 3
-
-
-def write_private(path: Path, text: str) -> None:
-    """Replace ``path`` atomically with ``text``, readable by its owner only."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.write(fd, text.encode())
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
 
 
 def write_pid(config: Config) -> None:
