@@ -252,8 +252,8 @@ def write_run(path: Path, runs: dict[str, list[tuple[str, float]]], tag: str) ->
 
 
 def evaluate(config: Config, folder: Path, mode: str | None = None, run_file: Path | None = None,
-             progress: ProgressFn | None = None, cache_root: Path | None = None,
-             query_ids: Sequence[str] | None = None, embedder=None, fusion=None) -> EvalReport:
+             progress: ProgressFn | None = None, cache_root: Path | None = None, embedder=None,
+             fusion=None) -> EvalReport:
     """Index a BEIR folder into its own cached index, run its judged queries, score them."""
     from ..retrieve import MODES, Searcher
     from ..store import Index
@@ -271,7 +271,7 @@ def evaluate(config: Config, folder: Path, mode: str | None = None, run_file: Pa
     started = time.monotonic()
     docs, chunks, embedded = build_eval_index(econfig, data, embedder, progress)
     index_seconds = time.monotonic() - started
-    qids = list(query_ids) if query_ids is not None else list(data.queries)
+    qids = list(data.queries)
     runs: dict[str, list[tuple[str, float]]] = {}
     times: list[float] = []
     with contextlib.closing(Searcher(econfig, Index.open_reader(econfig), embedder=embedder,

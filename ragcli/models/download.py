@@ -97,7 +97,7 @@ def _sha256_file(path: Path) -> str:
 
 
 def download(url: str, dest: Path, *, sha256: str | None = None, on_progress: ProgressFn | None = None,
-             retries: int = 3, timeout: float = 30.0, check_gguf: bool = True) -> Path:
+             retries: int = 3, timeout: float = 30.0) -> Path:
     """Fetch ``url`` into ``dest`` via ``dest.part``, resuming and checking. Returns ``dest``."""
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -126,16 +126,15 @@ def download(url: str, dest: Path, *, sha256: str | None = None, on_progress: Pr
             source = "--sha256" if want else "the server's checksum"
             raise DownloadError(f"checksum mismatch for {dest.name}: got {got}, expected {expected} ({source})",
                                 hint="The partial file was removed; check the checksum or the source and try again.")
-    if check_gguf:
-        from ..errors import ModelError
-        from .gguf import read_gguf_info
+    from ..errors import ModelError
+    from .gguf import read_gguf_info
 
-        try:
-            read_gguf_info(part)
-        except ModelError as exc:
-            part.unlink(missing_ok=True)
-            raise DownloadError(f"{dest.name} is not a usable GGUF file: {exc}",
-                                hint="Check that the name or URL points at a .gguf file.") from None
+    try:
+        read_gguf_info(part)
+    except ModelError as exc:
+        part.unlink(missing_ok=True)
+        raise DownloadError(f"{dest.name} is not a usable GGUF file: {exc}",
+                            hint="Check that the name or URL points at a .gguf file.") from None
     os.replace(part, dest)
     return dest
 

@@ -44,8 +44,8 @@ sources from a small local model, and `status` to see which folders are indexed.
 Cite notes as path:line_start-line_end."""
 
 
-def build_server(notes: Notes, warm_up: bool = True):
-    """An MCPServer over ``notes``; with ``warm_up`` the index loads as the session starts."""
+def build_server(notes: Notes):
+    """An MCPServer over ``notes``; the index loads as the session starts."""
     from mcp.server.mcpserver import MCPServer
     from mcp.types import ToolAnnotations
 
@@ -53,8 +53,7 @@ def build_server(notes: Notes, warm_up: bool = True):
 
     @asynccontextmanager
     async def lifespan(_server) -> AsyncIterator[None]:
-        if warm_up:
-            threading.Thread(target=_warm_up, args=(notes, warmed), name="rag-mcp-warm-up", daemon=True).start()
+        threading.Thread(target=_warm_up, args=(notes, warmed), name="rag-mcp-warm-up", daemon=True).start()
         try:
             yield None
         finally:
