@@ -27,17 +27,8 @@ from ..config import Config
 from ..errors import LockedError, NoIndexError
 from ..progress import ProgressFn, say
 from ..store import LOCK_NAME, index_exists
-from ..store.check import (
-    CACHE_MISSING,
-    CENTROID_MISSING,
-    INTERRUPTED,
-    KEYWORD_INDEX,
-    MANIFEST_CORRUPT,
-    ORPHAN_CHUNKS,
-    VECTOR_KINDS,
-    Inspection,
-    Problem,
-)
+from ..store.check import (CACHE_MISSING, CENTROID_MISSING, INTERRUPTED, KEYWORD_INDEX, MANIFEST_CORRUPT, ORPHAN_CHUNKS,
+                           VECTOR_KINDS, Inspection, Problem)
 from ..store.lock import WriteLock
 
 # Problems with the files on disk (the store's own kinds are in ``store.check``).

@@ -40,14 +40,7 @@ from ..ingest.chunk import chunk_document, chunker_settings
 from ..ingest.pool import POOL_MIN_BYTES, ChunkPlan
 from ..progress import ProgressFn
 from ..progress import report as report_progress
-from ..store import (
-    FileRecord,
-    FileUpdate,
-    Fingerprint,
-    StoredChunk,
-    content_hash,
-    vector_key,
-)
+from ..store import FileRecord, FileUpdate, Fingerprint, StoredChunk, content_hash, vector_key
 from ..store.notes import unit_mean
 from ..types import Document, FileFailure
 from .embedding import BATCH_CHUNKS, PendingEmbedder

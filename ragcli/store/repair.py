@@ -12,13 +12,7 @@ from .live import Vectors
 from .manifest import Manifest
 from .notes import fill_missing_centroids
 from .paths import CHROMA_NAME
-from .recovery import (
-    forget_chroma_clients,
-    move_aside,
-    rebuild_folder,
-    remove_leftovers,
-    vectors_open_in_child,
-)
+from .recovery import forget_chroma_clients, move_aside, rebuild_folder, remove_leftovers, vectors_open_in_child
 from .sync import sync_into
 
 
