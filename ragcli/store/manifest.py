@@ -142,7 +142,7 @@ class Manifest:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.executescript(_SCHEMA)
-        self._set_default("schema_version", str(SCHEMA_VERSION))
+        self.db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
         self.db.commit()
         for suffix in ("", "-wal", "-shm"):
             _private_file(Path(f"{path}{suffix}"))
@@ -152,9 +152,6 @@ class Manifest:
         self.db.close()
 
     # -- meta -------------------------------------------------------------------------------
-    def _set_default(self, key: str, value: str) -> None:
-        self.db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)", (key, value))
-
     def get_meta(self, key: str, default: str | None = None) -> str | None:
         row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return row[0] if row else default
@@ -168,8 +165,8 @@ class Manifest:
         raw = self.get_meta(key)
         return json.loads(raw) if raw is not None else default
 
-    def set_json(self, key: str, value, commit: bool = True) -> None:
-        self.set_meta(key, json.dumps(value), commit=commit)
+    def set_json(self, key: str, value) -> None:
+        self.set_meta(key, json.dumps(value))
 
     def dim(self) -> int:
         """The dimension of the index's vectors, from its fingerprint (0 before the first write)."""
@@ -180,9 +177,8 @@ class Manifest:
         return int(self.get_meta("generation", "0") or 0)
 
     # -- files ------------------------------------------------------------------------------
-    def files(self, root: str | None = None) -> dict[str, FileRecord]:
-        rows = self.db.execute(_FILES + (" WHERE root = ?" if root else ""), (root,) if root else ())
-        return {r[0]: _file_record(r) for r in rows}
+    def files(self) -> dict[str, FileRecord]:
+        return {r[0]: _file_record(r) for r in self.db.execute(_FILES)}
 
     def paths(self) -> set[str]:
         """The paths of the indexed files (cheaper than ``files()`` when that is all)."""
