@@ -68,10 +68,8 @@ class OpenAIEmbedder:
         self.url = base_url.rstrip("/")
         self._endpoint = parts._replace(path=path if path.endswith("/embeddings") else path + "/embeddings").geturl()
         self.model = model
-        self.api_key = api_key
         self.max_tokens = max_tokens
         self.batch_size = max(1, batch_size)
-        self.timeout = timeout
         self.retries = retries
         self.backoff = backoff
         # The server pools as its model says; only the prefixes (e5, bge, nomic want them) are

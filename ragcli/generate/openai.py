@@ -27,12 +27,10 @@ class OpenAIGenerator:
             raise ModelError(f"llm_url must be an http(s) URL, got {base_url!r}",
                              hint="For example: http://127.0.0.1:8080/v1")
         self.base_url = base_url.rstrip("/")
-        self.api_key = api_key
         self.model = model
         self.model_name = model or f"server {parts.netloc}"
         self.n_ctx = n_ctx
         self.notices: list[str] = []
-        self.timeout = timeout
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx.Client(timeout=timeout, headers=headers)
 
