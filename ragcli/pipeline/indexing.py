@@ -212,8 +212,7 @@ class Indexer(Closing):
 
     # -- documents: the one way content enters the index --------------------------------------
     def add_documents(self, docs: Iterable[tuple[FileRecord, Document] | None], report: IndexReport,
-                      total: int | None = None, start_over_on_mismatch: bool = False,
-                      sizes: Sequence[int] | None = None) -> None:
+                      total: int | None = None, sizes: Sequence[int] | None = None) -> None:
         """Chunk, embed what the cache lacks, and write, in batches of whole documents.
 
         A ``None`` item stands for a document that could not be read (counted, nothing written).
@@ -228,7 +227,7 @@ class Indexer(Closing):
             done += 1
             path = ""
             if item is not None:
-                embedder = self.embedder(start_over_on_mismatch=start_over_on_mismatch)
+                embedder = self.embedder()
                 entry = self._chunk(item[0], item[1], embedder, *item[2:])
                 pending.append(entry)
                 pending_chunks += len(entry.chunks)
