@@ -27,10 +27,7 @@ class _BadHeader(Exception):
 class GGUFInfo:
     """What the header says: enough to know the file is whole and what it holds."""
 
-    version: int
-    n_tensors: int
     metadata: dict[str, object]  # scalar and string values only; arrays are skipped
-    data_offset: int  # where tensor data starts
     required_size: int  # bytes the file must have to hold every tensor
 
 
@@ -131,8 +128,8 @@ def _parse_header(buffer: bytes | mmap.mmap) -> GGUFInfo:
         if offset % alignment:
             raise _BadHeader("misaligned tensor offset")
         end = max(end, offset + _tensor_nbytes(ggml_type, dims))
-    data_offset = -(-r.pos // alignment) * alignment
-    return GGUFInfo(version, n_tensors, metadata, data_offset, data_offset + end)
+    data_offset = -(-r.pos // alignment) * alignment  # where tensor data starts
+    return GGUFInfo(metadata, data_offset + end)
 
 
 def _parse_file(path: Path) -> tuple[GGUFInfo, int]:
