@@ -27,7 +27,7 @@ from ..words import answer_type, asks_figure, asks_reason, gives_reason, holds_f
 from .following import with_next_figure
 from .sections import heading_text
 from .once import dedupe_contained, inside, said_once, same_words, says_more, units_once
-from .padding import best_pads, without_padding
+from .padding import BLOCK_KINDS, STEP_SENTENCE, best_pads, without_padding
 from .steps import other_steps, steps_holding, steps_whole
 from .units import Unit, split_units
 
@@ -63,11 +63,6 @@ W_HEADING = 0.03
 # did not: the list item "Obsidian Sync" for "Can I get a refund for Obsidian Sync?", the link
 # "Create a base" for "How do I create a base?". Its lead-in or its neighbours say the answer.
 W_ECHO = 0.1
-# ... and so is a sentence that gives one: a purpose then the step ("To create a callout, add
-# `[!info]` to ...", "To separate slides, enter `---` ...") or the means ("... foldable by adding a
-# plus"). The section's opening sentence ("Use callouts to include additional content without
-# breaking the flow of your notes") shares as many of the question's words and says what, not how.
-_INSTRUCTION = re.compile(r"(?:^|[.!?]\s+)to [a-z]+\b[^.,:;]{0,80},\s*\S|\bby [a-z-]+ing\b", re.I)
 _HOW = re.compile(r"\bhow (?:do|can|should|would|could) (?:i|you|we|one)\b|\bhow to\b|\bwhat(?:'s| is) the "
                   r"(?:syntax|command|shortcut|code)\b|\bstep by step\b|\bwalk (?:me|us) through\b|"
                   r"\bwhat (?:are|were) the steps\b|\bwhat do (?:i|we) need\b|"
@@ -201,7 +196,9 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
                 # a whole list answers "how do I" or "what do I need", not "what pressure": the item
                 # holding it does, so the list must beat its best item by more than a bonus
                 bonus = -W_PROCEDURE
-            if procedure and (unit.kind in ("block", "code", "steps") or _INSTRUCTION.search(unit.text)):
+            # ... and so is a sentence that gives one (``STEP_SENTENCE``: "To create a callout, add
+            # `[!info]` ..."), where the section's opening sentence says what, not how
+            if procedure and (unit.kind in BLOCK_KINDS or STEP_SENTENCE.search(unit.text)):
                 bonus += W_PROCEDURE
             if unit.kind != "block" and unit.text.rstrip().endswith(":"):
                 bonus -= W_PROCEDURE

@@ -30,7 +30,7 @@ STEP_KINDS = ("block", "code", "steps", "row")  # a table row: a shortcut, a set
 BLOCK_KINDS = ("block", "code", "steps")
 # A sentence that gives a step: a purpose then the step ("To create a callout, add ..."), the
 # means ("... by adding a plus"), an imperative ("Install Obsidian Headless to ..."), or a lead-in.
-_INSTRUCTION = re.compile(r"(?:^|[.!?]\s+)to [a-z]+\b[^.,:;]{0,80},\s*\S|\bby [a-z-]+ing\b", re.I)
+STEP_SENTENCE = re.compile(r"(?:^|[.!?]\s+)to [a-z]+\b[^.,:;]{0,80},\s*\S|\bby [a-z-]+ing\b", re.I)
 _IMPERATIVE = re.compile(
     r"^(?:install|open|use|add|click|select|press|type|enter|run|set|create|choose|go|drag|copy|paste|tap|"
     r"navigate|enable|disable|turn|right-click|hold|find|start|save|move|rename|delete|insert|change|"
@@ -38,7 +38,7 @@ _IMPERATIVE = re.compile(
     re.I)
 # A callout's title run into its text ("Bookmark a heading To bookmark a heading, right-click ..."):
 # the capital says a sentence starts there.
-_TITLED_INSTRUCTION = re.compile(r"\sTo [a-z]+\b[^.,:;]{0,80},\s*\S")
+_TITLED_STEP = re.compile(r"\sTo [a-z]+\b[^.,:;]{0,80},\s*\S")
 
 
 def gives_step(unit: Unit) -> bool:
@@ -48,14 +48,14 @@ def gives_step(unit: Unit) -> bool:
         return True
     text = unit.shown.rstrip()
     # a lead-in ("Tags in YAML should always be formatted as a list:") is given its block later
-    return bool(text.endswith(":") or _INSTRUCTION.search(text) or _IMPERATIVE.match(text.lstrip("*_> "))
-                or _TITLED_INSTRUCTION.search(text))
+    return bool(text.endswith(":") or STEP_SENTENCE.search(text) or _IMPERATIVE.match(text.lstrip("*_> "))
+                or _TITLED_STEP.search(text))
 
 
 def gives_instruction(text: str) -> bool:
     """Does a sentence say what to do (a purpose then the step, the means, an imperative)?"""
     text = text.rstrip()
-    return bool(_INSTRUCTION.search(text) or _IMPERATIVE.match(text.lstrip("*_> ")) or _TITLED_INSTRUCTION.search(text))
+    return bool(STEP_SENTENCE.search(text) or _IMPERATIVE.match(text.lstrip("*_> ")) or _TITLED_STEP.search(text))
 
 
 AFTER_CODE_LINES = 3  # a fence and a blank line may stand between code and the sentence on it
