@@ -8,7 +8,10 @@ no change to the code:
 - fast path (``ragcli.fast``): ``-k5`` is a form it leaves to the Typer app;
 - the ``os._exit`` teardown skip: ``main(argv)`` given its arguments returns instead.
 Gone since, as they did not pay their way (issue 22): ``render.PlainConsole`` (0.07 s through
-the watcher), the vector store in a child process (it cost 0.58 s on one edited note), and
+the watcher), ``render._plain``, which wrote `rag search`'s hits into a pipe without importing
+rich (0.036 s through the watcher, 0.118 against 0.154 s, 9 pairs at load 2.6, measured with
+``TTY_COMPATIBLE=1`` having rich draw them), the vector store in a child process (it cost
+0.58 s on one edited note), and
 ``sys.setswitchinterval`` while ``OpenAhead`` imported chromadb (`rag index` of one edited
 note: +0.46, -0.17, -0.16 s in three runs of 5, 7 and 9 pairs: noise, on a loaded machine).
 Prints medians in seconds, and the load average while it ran.

@@ -46,23 +46,6 @@ def _console(stream):
                    emoji=False, markup=False)
 
 
-def _plain(stream) -> bool:
-    """Whether rich writes plain text to ``stream`` (rich's own test, ``Console.is_terminal``,
-    in its order): then no style is drawn and ``soft_wrap`` wraps nothing, so a line printed
-    here is the same bytes, without rich's import (~0.05 s of a one-off `rag search | ...`).
-    Rich still expands tabs: a line with one goes through it."""
-    compatible = os.environ.get("TTY_COMPATIBLE", "")
-    if compatible in ("0", "1"):
-        return compatible == "0"
-    forced = os.environ.get("FORCE_COLOR")
-    if forced is not None:
-        return forced == ""
-    try:
-        return not stream.isatty()
-    except ValueError:  # closed
-        return True
-
-
 @lru_cache(maxsize=None)
 def out():
     """Console for results (stdout): rich on a terminal, plain lines otherwise."""
@@ -217,10 +200,6 @@ def print_hits(hits) -> None:
         if len(snippet) > 240:
             snippet = snippet[:237] + "..."
         lines += [(f"{hit.rank}. {clean(location(hit.chunk))}  [{hit.score:.4f}]", "bold"), (f"   {snippet}", None)]
-    if _plain(sys.stdout) and not any("\t" in text for text, _ in lines):
-        sys.stdout.write("".join(f"{text}\n" for text, _ in lines))  # what rich writes there
-        sys.stdout.flush()  # as rich does after each print
-        return
     console = out()
     for text, style in lines:
         console.print(text, style=style)
