@@ -819,8 +819,9 @@ def test_one_figure_of_several_is_not_shown_as_the_answer():
     wrong = check_sentence("The number of vaults you can sync on the Standard plan is 10, and it's a shared "
                            "option [1].", vaults, asked)
     assert wrong.ok and adds_to_quotes(wrong, asked, vaults).reason.startswith("gives 10 as the figure")
+    # both, each with its label, is no pick (it is the quote's sentence said again, so not shown either)
     both = check_sentence("You can sync 1 vault on the Standard plan and 10 on the Plus plan [1].", vaults, asked)
-    assert adds_to_quotes(both, asked, vaults).ok
+    assert both.ok and adds_to_quotes(both, asked, vaults).reason == "restates its quote"
     people = "How many people can collaborate on a shared Sync vault?"
     assert adds_to_quotes(check_sentence("At most 20 users can collaborate on a shared vault [2].", limits, people),
                           people, limits).ok
