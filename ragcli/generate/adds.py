@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ..retrieve.figures import row_lines
 from ..words import asks_figure, query_terms, split_sentences
 from .check import _LONG_UNITS, _NUMBER, _UNIT_WORDS, CITATION, FREE_WORDS, Verdict, _digits, _norm, facts_of
 
@@ -213,14 +214,5 @@ def _joins_cells(text: str, quotes: Sequence[str]) -> bool:
 
 
 def _cells(quote: str) -> list[str]:
-    """A quote's sentences, list items and table rows, each row with its table's header row."""
-    cells, header = [], ""
-    for line in quote.splitlines():
-        row = line.strip()
-        if not row.startswith("|"):
-            header = ""
-            cells += split_sentences(line)
-        elif not set(row) <= set("|-: "):  # the header's rule line is no row
-            header = header or row
-            cells.append(row if row == header else f"{header} {row}")
-    return cells
+    """A quote's sentences, list items and table rows, each row read with its header."""
+    return [cell for line in row_lines(quote) for cell in split_sentences(line)]

@@ -128,10 +128,12 @@ class ChatSession:
 
     def retrieval_query(self, question: str) -> tuple[str, str]:
         """(the standalone question to search and answer, earlier question for the prompt)."""
-        prev = self.turns[-1] if self.turns else None
+        if not self.turns:
+            return question, ""
+        prev = self.turns[-1]
         # what the turn before read: its quotes (its searched words carry earlier turns' subjects)
-        before = prev and ("\n".join(q.text for q in prev.answer.quotes) or prev.retrieval_query)
-        if prev is None or not looks_like_follow_up(question, before):
+        before = "\n".join(q.text for q in prev.answer.quotes) or prev.retrieval_query
+        if not looks_like_follow_up(question, before):
             return question, ""
         return standalone(question, prev), prev.question
 

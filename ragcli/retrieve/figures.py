@@ -87,7 +87,7 @@ def direct_figure(question: str, quotes: Sequence[Quote],
     found: list[Figure] = []
     for quote in quotes:
         around = query_terms(_PERIOD.sub(" ", f"{quote.title} {quote.heading}"))
-        for line in _row_lines(quote.text):
+        for line in row_lines(quote.text):
             match = _ROW.match(line)
             if match:
                 cells = _cells(match["label"], match["cells"], quote.n, asked, periods, weights, around, question)
@@ -141,7 +141,7 @@ def quote_the_row(question: str, quotes: Sequence[Quote], hits: Sequence[Hit],
 _TABLE_RULE = re.compile(r"^\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?$")
 
 
-def _row_lines(text: str) -> list[str]:
+def row_lines(text: str) -> list[str]:
     """The quote's table rows as a PDF page's rows read ("Label — Header: value; ..."): its
     PDF rows as they are, and each row of a Markdown table with its first cell as the label and
     the column headers ("| Espresso | 8 |" under "| Brew | Clicks |" is "Espresso — Clicks: 8"),

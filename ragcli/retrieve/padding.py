@@ -26,8 +26,8 @@ from collections.abc import Sequence
 from ..words import query_terms
 from .units import Unit
 
-STEP_KINDS = ("block", "code", "steps", "row")  # a table row: a shortcut, a setting, a value to type
 BLOCK_KINDS = ("block", "code", "steps")
+STEP_KINDS = (*BLOCK_KINDS, "row")  # a table row: a shortcut, a setting, a value to type
 # A sentence that gives a step: a purpose then the step ("To create a callout, add ..."), the
 # means ("... by adding a plus"), an imperative ("Install Obsidian Headless to ..."), or a lead-in.
 STEP_SENTENCE = re.compile(r"(?:^|[.!?]\s+)to [a-z]+\b[^.,:;]{0,80},\s*\S|\bby [a-z-]+ing\b", re.I)
