@@ -118,6 +118,27 @@ def test_a_lead_in_cut_from_its_block_by_the_chunker_gets_it_from_the_next_chunk
     assert [(q.n, q.kind, q.line_start, q.line_end) for q in both] == [(1, "block", 3, 6)]
 
 
+def test_a_paragraph_with_a_table_under_it_gets_the_table_when_its_header_names_what_is_asked():
+    from ragcli.retrieve.units import complete_lead_ins
+    from ragcli.types import Chunk, Quote
+
+    text = ("You can add dynamic information to your templates, using template variables.\n\n"
+            "| Variable | Description |\n|---|---|\n| `{{title}}` | Title of the active note. |\n"
+            "| `{{date}}` | Today's date. |")
+    section = [Chunk("a", "t.md", "T", "T > Template variables", text, 20, 25)]
+    lead = Quote(1, "You can add dynamic information to your templates, using template variables.", "sentence",
+                 "t.md", "T", "T > Template variables", 20, 20, None, 0.6)
+
+    def complete(question: str) -> Quote:
+        return complete_lead_ins([lead], lambda p, h: section, question)[0]
+
+    shown = complete("Which variables can I use in a template?")
+    assert shown.kind == "block" and shown.line_end == 25 and "| `{{date}}` | Today's date. |" in shown.text
+    # a header that names nothing asked for is the note going on, and no question leaves it as it was
+    assert complete("Can a template hold today's weather?") == lead
+    assert complete_lead_ins([lead], lambda p, h: section) == [lead]
+
+
 def test_numbered_steps_are_one_quotable_procedure():
     """A numbered list is a procedure: quotable whole, besides step by step; one led in by a
     sentence is that sentence's block, not a second copy."""

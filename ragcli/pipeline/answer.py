@@ -128,7 +128,7 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
                                parts=parts, part_floor=PART_FLOOR,
                                focus=question if retrieval_query and retrieval_query != question else "")
     sections = searcher.index.section_chunks
-    quotes = complete_lead_ins(quote_the_row(asked, evidence.quotes, hits_and_rows, idf), sections)
+    quotes = complete_lead_ins(quote_the_row(asked, evidence.quotes, hits_and_rows, idf), sections, asked)
     quotes = with_sentence_after(with_rule_before(quotes, sections), asked, sections)
     timings["quotes_s"] = time.perf_counter() - started
     best = max((q.score for q in quotes), default=0.0)

@@ -126,17 +126,24 @@ def split_units(hit: Hit) -> list[Unit]:
             and not INSTRUCTION.search(u.text) and not (chunk.page is not None and _CONTENTS.search(u.text))]
 
 
-def complete_lead_ins(quotes: Sequence[Quote], section_chunks: Callable[[str, str], Sequence[Chunk]]) -> list[Quote]:
+def complete_lead_ins(quotes: Sequence[Quote], section_chunks: Callable[[str, str], Sequence[Chunk]],
+                      question: str = "") -> list[Quote]:
     """A quote that leads into a block ("Install it from npm:") whose chunk ended before the
     block gets the block, from the next chunk of its section: the chunker cut between them, and
-    the sentence alone promises the answer without giving it (the code after "To embed a note:")."""
+    the sentence alone promises the answer without giving it (the code after "To embed a note:").
+    So does a paragraph followed at once by a table whose header names what the question asks
+    for: "Which variables can I use in a template?" quotes "You can add dynamic information to
+    your templates, using _template variables_ ...", and the table under it (`Variable |
+    Description`) is the answer, though the sentence ends in a full stop."""
     out, made = [], []
+    asked = query_terms(question)
     for quote in quotes:
         block = None
-        if quote.kind not in ("block", "steps") and _LEAD_IN.search(quote.text):
+        lead = _LEAD_IN.search(quote.text)
+        if quote.kind not in ("block", "steps", "row") and (lead or asked):
             # a PDF's lines count from 1 on every page: the block must follow on the quote's own page
             block = _following_block(quote, [c for c in section_chunks(quote.path, quote.heading)
-                                             if c.page == quote.page])
+                                             if c.page == quote.page], None if lead else asked)
         if block is None:
             out.append(quote)
         else:
@@ -151,9 +158,11 @@ def complete_lead_ins(quotes: Sequence[Quote], section_chunks: Callable[[str, st
     return [replace(q, n=n) for n, q in enumerate(kept, 1)]
 
 
-def _following_block(quote: Quote, chunks: Sequence[Chunk]) -> tuple[list[str], int] | None:
+def _following_block(quote: Quote, chunks: Sequence[Chunk], header_terms: set[str] | None = None
+                     ) -> tuple[list[str], int] | None:
     """The list, code or table that starts on the line after ``quote`` (a blank line between
-    allowed), as the note shows it, with its last line in the file."""
+    allowed), as the note shows it, with its last line in the file. With ``header_terms`` (the
+    quote leads in without saying so), only a table whose header row holds one of them."""
     for chunk in chunks:
         if chunk.line_end <= quote.line_end or chunk.line_start > quote.line_end + 2:
             continue
@@ -165,6 +174,10 @@ def _following_block(quote: Quote, chunks: Sequence[Chunk]) -> tuple[list[str], 
         for block in _read_blocks(chunk.text, lines, Hit(chunk, 0.0), line_no):
             if not quote.line_end < line_no(block.start) <= quote.line_end + 2:
                 continue
+            if header_terms is not None:
+                header = lines[block.start] if block.kind == "table" else ""
+                if not query_terms(" ".join(pipe_cells(header))) & header_terms:
+                    return None
             # after a colon, a short paragraph is the example it announces ("For example:" then
             # "![[Document.pdf#height=400]]"); a longer one is the note going on
             example = (block.kind == "paragraph" and quote.text.rstrip().endswith(":")
