@@ -70,3 +70,36 @@ def test_a_how_to_step_is_shown_with_the_sentence_that_goes_on_about_it():
                              "The Canvas plugin is documented elsewhere.")
     how = "How do I make a callout foldable?"
     assert with_sentence_after([step], how, lambda path, heading: _callouts(other)) == [step]
+
+
+EMBEDS = ("## Embed a note in another note\n\nTo embed a note:\n\n```md\n![[Internal links]]\n```\n\n"
+          "You can also embed specific headings and blocks.\n\n```md\n![[Internal links#^b15695]]\n```\n")
+
+
+def _code_quote(line: int, text: str = "![[Internal links#^b15695]]") -> Quote:
+    return Quote(2, text, "code", "/v/Embed files.md", "Embed files", "Embed files > Embed a note in another note",
+                 line, line, None, 0.6)
+
+
+def test_code_is_shown_with_the_one_line_paragraph_above_it():
+    from ragcli.retrieve.rule_before import with_sentence_before_code
+
+    section = [Chunk("c3", "/v/Embed files.md", "Embed files", "Embed files > Embed a note in another note",
+                     EMBEDS, 18, 18 + EMBEDS.count("\n"))]
+    shown = with_sentence_before_code([_code_quote(29)], lambda path, heading: section)[0]
+    assert shown.text == "You can also embed specific headings and blocks.\n![[Internal links#^b15695]]"
+    assert (shown.kind, shown.line_start, shown.line_end) == ("block", 26, 29)
+    # the sentence quoted already is not said twice
+    said = Quote(1, "You can also embed specific headings and blocks.", "sentence", "/v/Embed files.md", "Embed files",
+                 "Embed files > Embed a note in another note", 26, 26, None, 0.7)
+    assert with_sentence_before_code([said, _code_quote(29)], lambda path, heading: section)[1] == _code_quote(29)
+    # a paragraph of two lines, or code quoted from a line inside its block, is left as it was
+    longer = EMBEDS.replace("You can also", "Headings work too.\nYou can also")
+    two_lines = [Chunk("c3", "/v/Embed files.md", "Embed files", "Embed files > Embed a note in another note",
+                       longer, 18, 18 + longer.count("\n"))]
+    assert with_sentence_before_code([_code_quote(30)], lambda path, heading: two_lines) == [_code_quote(30)]
+    deeper = EMBEDS.replace("![[Internal links#^b15695]]", "![[Internal links#^b15695]]\n![[Internal links#Heading]]")
+    inside = [Chunk("c3", "/v/Embed files.md", "Embed files", "Embed files > Embed a note in another note",
+                    deeper, 18, 18 + deeper.count("\n"))]
+    second = _code_quote(30, "![[Internal links#Heading]]")
+    assert with_sentence_before_code([second], lambda path, heading: inside) == [second]

@@ -33,6 +33,42 @@ def with_rule_before(quotes: Sequence[Quote], section_chunks: Callable[[str, str
     return [_with_rule(q, section_chunks) if q.kind == "block" else q for q in quotes]
 
 
+_FENCE_LINE = re.compile(r"^\s*(?:`{3,}|~{3,})")
+
+
+def with_sentence_before_code(quotes: Sequence[Quote], section_chunks: Callable[[str, str], Sequence[Chunk]]
+                              ) -> list[Quote]:
+    """A code block quoted from its first line, with the one-line paragraph just above it: "You
+    can also embed specific headings and blocks." then `![[Internal links#^b15695]]`. The code
+    alone does not say what it does; the sentence, though it ends in a full stop rather than
+    the colon ``units`` reads as a lead-in, is what introduces it."""
+    out = []
+    for quote in quotes:
+        found = _sentence_above_code(quote, section_chunks(quote.path, quote.heading)) if quote.kind == "code" else None
+        if found is None or any(q.path == quote.path and q.page == quote.page and q.line_start <= found[1] <= q.line_end
+                                for q in quotes):  # shown already, in a quote of its own
+            out.append(quote)
+            continue
+        sentence, line = found
+        out.append(replace(quote, text=f"{sentence}\n{quote.text}", kind="block", line_start=line))
+    return out
+
+
+def _sentence_above_code(quote: Quote, chunks: Sequence[Chunk]) -> tuple[str, int] | None:
+    """The line of prose, alone in its paragraph, that stands a blank line above the fence the
+    quote's code opens with, and its line in the file."""
+    for chunk, lines in _file_lines(quote, chunks):
+        k = quote.line_start - chunk.line_start
+        if not 4 <= k < len(lines) or not _FENCE_LINE.match(lines[k - 1]):
+            continue
+        above, text, before = lines[k - 2], lines[k - 3].strip(), lines[k - 4]
+        if above.strip() or before.strip() or not _PLAIN.match(text) or text[-1] not in ".:" \
+                or len(text) > MAX_LEAD_CHARS:
+            return None
+        return text, quote.line_start - 3
+    return None
+
+
 def _with_rule(quote: Quote, section_chunks) -> Quote:
     lead, _, block = quote.text.partition("\n")
     line, above = _line_and_above(quote, section_chunks(quote.path, quote.heading))
