@@ -129,7 +129,8 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
                                focus=question if retrieval_query and retrieval_query != question else "")
     sections = searcher.index.section_chunks
     quotes = complete_lead_ins(quote_the_row(asked, evidence.quotes, hits_and_rows, idf), sections, asked)
-    quotes = with_sentence_before_code(with_sentence_after(with_rule_before(quotes, sections), asked, sections), sections)
+    quotes = with_sentence_after(with_rule_before(quotes, sections), asked, sections)
+    quotes = with_sentence_before_code(quotes, sections)
     timings["quotes_s"] = time.perf_counter() - started
     best = max((q.score for q in quotes), default=0.0)
     named = [n for n in names_in(asked) if len(n) > 2]  # "ID", "PC": words in capitals more than names
