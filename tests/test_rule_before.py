@@ -103,3 +103,31 @@ def test_code_is_shown_with_the_one_line_paragraph_above_it():
                     deeper, 18, 18 + deeper.count("\n"))]
     second = _code_quote(30, "![[Internal links#Heading]]")
     assert with_sentence_before_code([second], lambda path, heading: inside) == [second]
+
+
+TABS = ("## Switch to a different tab\n\nSelect a tab to switch to it. Or, use a keyboard shortcut:\n\n"
+        "| Switch To | MacOS | Windows/Linux |\n|---|---|---|\n| **Next tab** | `⌃`+`⇥` | `Ctrl`+`Tab` |\n"
+        "| **Last tab on the right** | `⌘`+`9` | `Ctrl`+`9` |")
+CUT = ("| **Last tab on the right** | `⌘`+`9` | `Ctrl`+`9` |\n"
+       "| **Recently closed tab** | `⌘`+`⇧`+`t` | `Ctrl`+`Shift`+`t` |")
+
+
+def _tabs(first: str = TABS) -> list[Chunk]:
+    heading = "Tabs > Switch to a different tab"
+    return [Chunk("t1", "/v/Tabs.md", "Tabs", heading, first, 88, 88 + first.count("\n")),
+            Chunk("t2", "/v/Tabs.md", "Tabs", heading, CUT, 95, 95 + CUT.count("\n"))]
+
+
+def test_a_row_cut_from_its_header_is_read_with_it():
+    from ragcli.retrieve.rule_before import with_row_headers
+
+    row = Quote(2, "**Recently closed tab** | `⌘`+`⇧`+`t` | `Ctrl`+`Shift`+`t`", "row", "/v/Tabs.md", "Tabs",
+                "Tabs > Switch to a different tab", 96, 96, None, 0.6)
+    named = with_row_headers([row], lambda path, heading: _tabs())[0]
+    assert named.text == "Switch To: **Recently closed tab**; MacOS: `⌘`+`⇧`+`t`; Windows/Linux: `Ctrl`+`Shift`+`t`"
+    assert named.context == "Switch To | MacOS | Windows/Linux" and named.line_start == 96
+    # no rule line above the rows (a list of pipes, not a table), or a header of other width: as it was
+    no_rule = TABS.replace("|---|---|---|\n", "")
+    assert with_row_headers([row], lambda path, heading: _tabs(no_rule)) == [row]
+    narrow = TABS.replace("| Switch To | MacOS | Windows/Linux |", "| Switch To | Keys |")
+    assert with_row_headers([row], lambda path, heading: _tabs(narrow)) == [row]

@@ -38,7 +38,7 @@ from ..retrieve.figures import direct_figure, quote_the_row
 from ..retrieve.parts import asked_quality, question_parts
 from ..retrieve.relevance import names_in, names_not_in, relevant, said_otherwise, unheard_words, unknown_names
 from ..retrieve.pages import with_following, with_page_rows
-from ..retrieve.rule_before import with_rule_before, with_sentence_after, with_sentence_before_code
+from ..retrieve.rule_before import with_row_headers, with_rule_before, with_sentence_after, with_sentence_before_code
 from ..retrieve.units import complete_lead_ins
 from ..types import Answer, Hit, Quote, Source
 from ..words import asks_figure, asks_reason, holds_figure, query_terms
@@ -130,7 +130,7 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
     sections = searcher.index.section_chunks
     quotes = complete_lead_ins(quote_the_row(asked, evidence.quotes, hits_and_rows, idf), sections, asked)
     quotes = with_sentence_after(with_rule_before(quotes, sections), asked, sections)
-    quotes = with_sentence_before_code(quotes, sections)
+    quotes = with_row_headers(with_sentence_before_code(quotes, sections), sections)
     timings["quotes_s"] = time.perf_counter() - started
     best = max((q.score for q in quotes), default=0.0)
     named = [n for n in names_in(asked) if len(n) > 2]  # "ID", "PC": words in capitals more than names

@@ -23,6 +23,7 @@ from ..types import Chunk, Quote
 from ..words import query_terms, split_sentences
 from .evidence import asks_how
 from .padding import gives_instruction
+from .units import PIPE_ROW, pipe_cells, row_text
 
 MAX_LEAD_CHARS = 240  # the sentence before and the lead-in, together (a short paragraph's bound)
 
@@ -34,6 +35,38 @@ def with_rule_before(quotes: Sequence[Quote], section_chunks: Callable[[str, str
 
 
 _FENCE_LINE = re.compile(r"^\s*(?:`{3,}|~{3,})")
+_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$")  # |---|:--:|
+
+
+def with_row_headers(quotes: Sequence[Quote], section_chunks: Callable[[str, str], Sequence[Chunk]]) -> list[Quote]:
+    """A table row read without its header, each cell named by it: a long table is cut between
+    rows, and a row of the second chunk ("**Recently closed tab** | `⌘`+`⇧`+`t` |
+    `Ctrl`+`Shift`+`t`") does not say which keys are the Mac's. The header is the line above the
+    table's rule (``|---|---|``), read from the section's earlier chunk."""
+    out = []
+    for quote in quotes:
+        named = _named_row(quote, section_chunks(quote.path, quote.heading)) \
+            if quote.kind == "row" and not quote.context and quote.page is None else None
+        out.append(quote if named is None else replace(quote, text=named[0], context=named[1]))
+    return out
+
+
+def _named_row(quote: Quote, chunks: Sequence[Chunk]) -> tuple[str, str] | None:
+    lines: dict[int, str] = {}
+    for chunk, texts in _file_lines(quote, chunks):
+        lines.update((chunk.line_start + k, t) for k, t in enumerate(texts))
+    if quote.line_start not in lines:
+        return None
+    row = pipe_cells(lines[quote.line_start])
+    at = quote.line_start - 1
+    while at in lines and PIPE_ROW.match(lines[at]) and not _TABLE_RULE.match(lines[at]):
+        at -= 1
+    if at not in lines or not _TABLE_RULE.match(lines[at]) or not PIPE_ROW.match(lines.get(at - 1, "")):
+        return None
+    header = pipe_cells(lines[at - 1])
+    if len(header) != len(row) or not all(header):
+        return None
+    return row_text(row, header), " | ".join(header)
 
 
 def with_sentence_before_code(quotes: Sequence[Quote], section_chunks: Callable[[str, str], Sequence[Chunk]]

@@ -36,7 +36,7 @@ _md = MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"], 
 _CALLOUT = re.compile(r"^\[![\w-]+\][+-]?\s*")
 _ITEM_MARK = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?")
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
-_PIPE_ROW = re.compile(r"^\s*\|.*\|\s*$")
+PIPE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 _QUOTE_MARK = re.compile(r"^\s*(?:>\s?)+")
 # A sentence that announces what follows: it ends in a colon, or says "as follows" and the like.
 MAX_EXAMPLE_LINES = 3
@@ -323,14 +323,14 @@ def _rows(table: list[list[str]], row_lines: list[int], hit: Hit, line_no) -> li
     units = []
     for cells, line in zip(table[1:], row_lines[1:]):
         if any(cells):
-            units.append(Unit(_row_text(cells, table[0]), "row", line_no(line), line_no(line), hit, header))
+            units.append(Unit(row_text(cells, table[0]), "row", line_no(line), line_no(line), hit, header))
     return units
 
 
 def _headless_table(content: str) -> bool:
     """Rows of a table whose header is in the chunk before (a long table is cut between rows)."""
     lines = content.split("\n")
-    return all(_PIPE_ROW.match(ln) for ln in lines)
+    return all(PIPE_ROW.match(ln) for ln in lines)
 
 
 def pipe_cells(line: str) -> list[str]:
@@ -344,7 +344,8 @@ def _loose_rows(content: str, start: int, hit: Hit, line_no) -> list[Unit]:
             for k, cells in rows if any(c.strip(" -:") for c in cells)]
 
 
-def _row_text(cells: list[str], names: list[str]) -> str:
+def row_text(cells: list[str], names: list[str]) -> str:
+    """A row as it reads: "Method: Espresso; Clicks: 8" when the header names every cell."""
     if len(names) == len(cells) and all(names):
         return "; ".join(f"{n}: {c}" for n, c in zip(names, cells) if c)
     return " | ".join(cells)
