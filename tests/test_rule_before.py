@@ -131,3 +131,24 @@ def test_a_row_cut_from_its_header_is_read_with_it():
     assert with_row_headers([row], lambda path, heading: _tabs(no_rule)) == [row]
     narrow = TABS.replace("| Switch To | MacOS | Windows/Linux |", "| Switch To | Keys |")
     assert with_row_headers([row], lambda path, heading: _tabs(narrow)) == [row]
+
+
+NESTED = ("## Nested tags\n\n"
+          "Nested tags define tag hierarchies that make it easier to find and filter related tags.\n\n"
+          "Create nested tags by using forward slashes (`/`) in the tag name, for example `#inbox/to-read`.\n")
+DEFINES = "Nested tags define tag hierarchies that make it easier to find and filter related tags."
+STEP = "Create nested tags by using forward slashes (`/`) in the tag name, for example `#inbox/to-read`."
+
+
+def test_for_how_a_sentence_saying_what_a_thing_is_gets_the_step_after_it():
+    from ragcli.retrieve.rule_before import with_sentence_after
+
+    section = [Chunk("n1", "/v/Tags.md", "Tags", "Tags > Nested tags", NESTED, 30, 30 + NESTED.count("\n"))]
+    said = Quote(1, DEFINES, "sentence", "/v/Tags.md", "Tags", "Tags > Nested tags", 32, 32, None, 0.6)
+    how = "How do I make a tag that sits under another tag?"
+    shown = with_sentence_after([said], how, lambda path, heading: section)[0]
+    assert shown.text == f"{DEFINES} {STEP}" and (shown.line_start, shown.line_end) == (32, 34)
+    # not for a question that asks no "how", and not when the step is quoted already
+    assert with_sentence_after([said], "What are nested tags?", lambda path, heading: section) == [said]
+    step = Quote(2, STEP, "sentence", "/v/Tags.md", "Tags", "Tags > Nested tags", 34, 34, None, 0.5)
+    assert with_sentence_after([said, step], how, lambda path, heading: section) == [said, step]

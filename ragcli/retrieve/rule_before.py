@@ -151,8 +151,30 @@ def with_sentence_after(quotes: Sequence[Quote], question: str,
     if not asks_how(question):
         return list(quotes)
     asked = query_terms(question)
-    return [_with_after(q, asked, section_chunks) if q.kind in ("sentence", "line") and gives_instruction(q.text)
-            else q for q in quotes]
+    out = []
+    for q in quotes:
+        if q.kind in ("sentence", "line"):
+            others = [o.text for o in quotes if o is not q]
+            q = _with_after(q, asked, section_chunks) if gives_instruction(q.text) \
+                else _with_step_after(q, section_chunks, others)
+        out.append(q)
+    return out
+
+
+MAX_STEP_CHARS = 240
+
+
+def _with_step_after(quote: Quote, section_chunks, others: Sequence[str]) -> Quote:
+    """For "how do I", a sentence that says what a thing is ("Nested tags define tag hierarchies
+    ..."), with the step that follows it on the same thing ("Create nested tags by using forward
+    slashes (`/`) in the tag name, for example `#inbox/to-read`"): the definition names the
+    task, the step does it."""
+    after, end = _next_sentence(quote, section_chunks(quote.path, quote.heading))
+    if not after or len(after) > MAX_STEP_CHARS or not gives_instruction(after):
+        return quote
+    if not query_terms(after) & query_terms(quote.text) or any(after in text for text in others):
+        return quote
+    return replace(quote, text=f"{quote.text.rstrip()} {after}", line_end=end)
 
 
 def _with_after(quote: Quote, asked: set[str], section_chunks) -> Quote:
