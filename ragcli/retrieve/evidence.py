@@ -24,6 +24,7 @@ import numpy as np
 
 from ..types import Chunk, Hit, Quote
 from ..words import answer_type, asks_figure, asks_reason, gives_reason, holds_figure, query_terms
+from .between import with_sentences_between
 from .following import with_next_figure
 from .sections import heading_text
 from .once import dedupe_contained, inside, said_once, same_words, says_more, units_once
@@ -298,7 +299,7 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
     kept = said_once(dedupe_contained(chosen))
     added = dedupe_contained(with_next_figure(kept, units, overall, limit))
     # the next sentence may turn out to be shown already (inside a quoted block): then it takes no place
-    kept = _in_reading_order(added if len(added) >= len(kept) else kept)
+    kept = _in_reading_order(with_sentences_between(added if len(added) >= len(kept) else kept))
     quotes = [_quote(n, score, unit) for n, (score, unit) in enumerate(kept, 1)]
     return Evidence(quotes, parts, part_scores, missing, part_places, place(pads) if pads is not None else None)
 
