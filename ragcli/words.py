@@ -28,6 +28,8 @@ def query_terms(text: str) -> set[str]:
 
 
 def _stem(word: str) -> str:
+    if len(word) > 5 and word.endswith(("ies", "ied")):
+        return word[:-3] + "y"  # "properties", "copied": "property", "copy"
     for suffix in ("ing", "ed", "es", "s"):
         if len(word) > len(suffix) + 3 and word.endswith(suffix):
             if suffix == "es" and not word.endswith(("ses", "xes", "zes", "ches", "shes")):

@@ -569,6 +569,8 @@ def test_words_of_the_question_frame_are_not_its_subject():
     assert query_terms("How long should the shot take?") == {"shot"}
     assert query_terms("How many clicks for espresso?") == {"click", "espresso"}
     assert query_terms("What ratio (many clicks for espresso)?") == {"ratio", "click", "espresso"}  # a chat rewrite
+    # a plural in -ies is its singular: "Which properties ..." is asked of a table headed "Property"
+    assert query_terms("properties copied entries ties") == query_terms("property copy entry ties")
     assert not holds_figure("Channeling shows up as spritzing and a sour, thin shot.", "how long should it take")
     assert holds_figure("Dose 18 g in, 36 g out, in 25 to 30 seconds.", "how long should it take")
     assert holds_figure("Rest it for 2h, then 30 s more.", "how long")
