@@ -23,7 +23,8 @@ INT, FLOAT, TEXT, FLAG = "int", "float", "text", "flag"
 _INT = re.compile(r"(0|[1-9][0-9]{0,8})")
 _FLOAT = re.compile(r"[0-9]{1,9}(\.[0-9]{1,9})?")
 
-# command -> option name -> (parameter, kind); the positional parameter; defaults.
+# command -> option name -> (parameter, kind); the positional parameter; defaults (a flag is
+# off, any other option None: the config's value).
 OPTIONS: dict[str, dict[str, tuple[str, str]]] = {
     "search": {"-k": ("k", INT), "--top-k": ("k", INT), "--mode": ("mode", TEXT), "--path": ("path", TEXT),
                "--tag": ("tag", TEXT), "--since": ("since", TEXT), "--until": ("until", TEXT),
@@ -35,13 +36,8 @@ OPTIONS: dict[str, dict[str, tuple[str, str]]] = {
             "--json": ("as_json", FLAG), "-v": ("verbose", FLAG), "--verbose": ("verbose", FLAG)},
 }
 POSITIONAL = {"search": "query", "ask": "question"}
-DEFAULTS: dict[str, dict] = {
-    "search": {"k": None, "mode": None, "path": None, "tag": None, "since": None, "until": None,
-               "as_json": False},
-    "ask": {"quotes": False, "model": None, "temperature": None, "max_tokens": None, "ctx": None,
-            "threads": None, "gpu_layers": None, "k": None, "mode": None, "min_score": None,
-            "as_json": False, "verbose": False},
-}
+DEFAULTS: dict[str, dict] = {command: {param: False if kind == FLAG else None for param, kind in options.values()}
+                              for command, options in OPTIONS.items()}
 
 
 def parse(args: list[str]) -> tuple[str, dict] | None:
@@ -94,13 +90,8 @@ def run_fast(args: list[str]) -> int | None:
     parsed = parse(args)
     if parsed is None:
         return None
-    command, v = parsed
+    command, values = parsed
     from .commands import run
 
-    if command == "search":
-        run.search(v["query"], v["k"], v["mode"], v["path"], v["tag"], v["since"], v["until"], v["as_json"])
-    else:
-        run.ask(v["question"], v["quotes"], v["model"], v["temperature"], v["max_tokens"], v["ctx"],
-                v["threads"], v["gpu_layers"], v["k"], v["mode"], v["min_score"], v["as_json"],
-                v["verbose"])
+    getattr(run, command)(**values)  # the parameters are named as ``run.search`` and ``run.ask`` name them
     return 0

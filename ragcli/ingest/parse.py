@@ -27,9 +27,8 @@ WORKER_MIN_BYTES = 2 * 1024 * 1024  # notes past this parse under the worker's l
 class Parser(Closing):
     """Parses files; owns the worker process that runs PDFs and big notes. Close it when done."""
 
-    def __init__(self, config: Config, worker_min_bytes: int = WORKER_MIN_BYTES):
+    def __init__(self, config: Config):
         self.max_bytes = int(config.max_file_mb * 1024 * 1024)
-        self.worker_min_bytes = worker_min_bytes
         self.worker = Worker(config.parse_timeout, config.parse_memory_mb)
 
     def parse(self, path: Path, resolver: NoteResolver | None = None) -> Document:
@@ -49,7 +48,7 @@ class Parser(Closing):
 
     def in_process(self, path: Path, size: int) -> bool:
         """Whether a file this size parses without the worker's limits (Markdown, text)."""
-        return path.suffix.lower() not in PDF_SUFFIXES and size <= self.worker_min_bytes
+        return path.suffix.lower() not in PDF_SUFFIXES and size <= WORKER_MIN_BYTES
 
     def close(self) -> None:
         self.worker.close()

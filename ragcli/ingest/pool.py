@@ -174,19 +174,13 @@ def _child_main() -> None:
 def chunk_note(path: Path, plan: ChunkPlan, resolver) -> Chunked:
     """Read, parse and chunk one note. A parser's failure is the note's, as in ``worker.py``."""
     from .chunk import chunk_document
-    from .errors import ParseError
+    from .errors import failure_reason
     from .read import read_and_parse
 
     try:
         doc = read_and_parse(path, plan.max_bytes, resolver)
-    except ParseError as exc:
-        return Chunked(path, failure=str(exc))
-    except OSError as exc:
-        return Chunked(path, failure=f"cannot read: {exc.strerror or exc}")
-    except RecursionError:
-        return Chunked(path, failure="too deeply nested to parse")
     except Exception as exc:  # noqa: BLE001 - the caller turns any failure into a reason for this file
-        return Chunked(path, failure=f"parser failed: {type(exc).__name__}: {str(exc)[:120]}")
+        return Chunked(path, failure=failure_reason(exc))
     chunks = chunk_document(doc, plan.count_tokens, plan.max_tokens, plan.overlap, plan.adds_up)
     doc.sections = []  # the chunks carry the text: not pickled back a second time
     return Chunked(path, doc, chunks)

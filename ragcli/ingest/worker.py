@@ -35,7 +35,7 @@ from pathlib import Path
 
 from ..children import child_env
 from ..types import Document, Section
-from .errors import ParseError
+from .errors import ParseError, failure_reason
 from .obsidian import NoteResolver
 from .pdf import OUT_OF_MEMORY, PdfLimits
 from .read import read_and_parse
@@ -52,6 +52,7 @@ def _child_main(memory_mb: int, timeout: float) -> None:
         limit = memory_mb * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     limits = PdfLimits(memory_mb=memory_mb, page_timeout=timeout if timeout > 0 else None)
+    out_of_memory = {"ok": False, "error": f"ran out of memory (limit {memory_mb} MB)", "fatal": True}
 
     def on_page(done: int, total: int) -> None:
         out.write(json.dumps({"progress": [done, total]}) + "\n")
@@ -64,20 +65,15 @@ def _child_main(memory_mb: int, timeout: float) -> None:
             reply = {"ok": True, "doc": asdict(doc)}
             if any(OUT_OF_MEMORY in w for w in doc.warnings):
                 reply["fatal"] = True  # a page hit the limit: the next file gets a fresh heap
-        except ParseError as exc:
-            reply = {"ok": False, "error": str(exc)}
         except MemoryError:
-            reply = {"ok": False, "error": f"ran out of memory (limit {memory_mb} MB)", "fatal": True}
-        except RecursionError:
-            reply = {"ok": False, "error": "too deeply nested to parse"}
+            reply = out_of_memory
         except Exception as exc:  # noqa: BLE001 - the parent turns any failure into a reason for this file
-            reply = {"ok": False, "error": f"parser failed: {type(exc).__name__}: {str(exc)[:120]}"}
+            reply = {"ok": False, "error": failure_reason(exc)}
         try:
             out.write(json.dumps(reply) + "\n")
             out.flush()
         except MemoryError:
-            out.write(json.dumps({"ok": False, "error": f"ran out of memory (limit {memory_mb} MB)",
-                                  "fatal": True}) + "\n")
+            out.write(json.dumps(out_of_memory) + "\n")
             out.flush()
         if reply.get("fatal"):
             return  # after a MemoryError the heap may be in a bad state: start afresh

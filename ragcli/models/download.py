@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit
 
+from ..config import write_private
 from ..errors import DownloadError, UsageError
 from ..progress import ProgressFn, report
 
@@ -253,6 +254,4 @@ def set_model_in_config(config_file: Path, role: str, path: Path) -> None:
     else:
         text = (text.rstrip("\n") + "\n" if text.strip() else "") + line + "\n"
     config_file.parent.mkdir(parents=True, exist_ok=True)
-    tmp = config_file.with_name(config_file.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, config_file)
+    write_private(config_file, text)

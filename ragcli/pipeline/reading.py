@@ -64,11 +64,9 @@ def _outcomes(session, items: list, resolver, plan: ChunkPlan | None) -> Iterato
 
 
 def _parse_here(session, path: Path, resolver):
-    from ..ingest import ParseError
+    from ..ingest.errors import ParseError, failure_reason
 
     try:
         return session.parser.parse(path, resolver), None
-    except ParseError as exc:
-        return str(exc)
-    except OSError as exc:
-        return f"cannot read: {exc.strerror or exc}"
+    except (ParseError, OSError) as exc:
+        return failure_reason(exc)

@@ -48,12 +48,6 @@ class Session(Closing):
             self._index = Index.open_reader(self.config)
         return self._index
 
-    @property
-    def index(self):
-        if self._index is None:
-            raise RuntimeError("open the index first (open_reader or open_writer)")
-        return self._index
-
     # -- models and workers, loaded on first use --------------------------------------------
     @property
     def embedder(self):

@@ -255,11 +255,6 @@ class Index(Closing):
     def cached_vectors(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
         return self._m.cached_vectors(keys, self._m.dim())
 
-    def cache_vectors(self, items: Iterable[tuple[str, np.ndarray]]) -> None:
-        """Step 1 of the write protocol on its own: vectors kept even if the run dies next."""
-        self._m.cache_vectors(items, unused=True)
-        self._m.db.commit()
-
     def apply(self, updates: Sequence[FileUpdate], removals: Sequence[str] = ()) -> tuple[int, int]:
         """Apply file updates and removals; returns (chunks added, chunks removed)."""
         m = self._m

@@ -72,7 +72,7 @@ CREATE TRIGGER IF NOT EXISTS chunks_ad AFTER DELETE ON chunks BEGIN
     VALUES ('delete', old.rowid, old.title || ' ' || old.aliases, old.heading, old.text);
 END;
 CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, vec BLOB NOT NULL);
--- Vectors that may no longer be used: those of deleted chunks and those cached on their own.
+-- Vectors that may no longer be used: those of deleted chunks.
 -- Pruning checks only these, so an unchanged re-index of a large index costs no scan
 -- (a full anti-join took 0.75 s of a 14k-note MDN re-index). Filled by the trigger in the
 -- deleting transaction, so a run killed before its prune leaves the work for the next one.
@@ -276,13 +276,9 @@ class Manifest:
     def cached_vectors(self, keys: Sequence[str], dim: int) -> dict[str, np.ndarray]:
         return cached_vectors(self.db, keys, dim)
 
-    def cache_vectors(self, items: Iterable[tuple[str, np.ndarray]], unused: bool = False) -> None:
-        """``unused``: no chunk uses them yet (cached ahead of their chunks), so the next prune
-        checks them; vectors written with their chunks in one transaction need no check."""
+    def cache_vectors(self, items: Iterable[tuple[str, np.ndarray]]) -> None:
         rows = [(k, np.asarray(v, dtype=np.float32).tobytes()) for k, v in items]
         self.db.executemany("INSERT OR REPLACE INTO vectors(key, vec) VALUES (?, ?)", rows)
-        if unused:
-            self.db.executemany("INSERT OR IGNORE INTO unpruned(key) VALUES (?)", [(k,) for k, _v in rows])
 
     def prune_vectors(self) -> int:
         """Drop cached vectors no chunk uses: deleted notes' text must not linger. Only the
