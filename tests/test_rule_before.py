@@ -152,3 +152,30 @@ def test_for_how_a_sentence_saying_what_a_thing_is_gets_the_step_after_it():
     assert with_sentence_after([said], "What are nested tags?", lambda path, heading: section) == [said]
     step = Quote(2, STEP, "sentence", "/v/Tags.md", "Tags", "Tags > Nested tags", 34, 34, None, 0.5)
     assert with_sentence_after([said, step], how, lambda path, heading: section) == [said, step]
+
+
+PLATFORMS = ("Another way to navigate is the graph.\n\n"
+             "**Desktop**\n1. Click **More options**.\n2. Select **Open local graph**.\n\n"
+             "**Mobile**\n1. Select **More options**.\n2. Select **Open local graph**.\n")
+
+
+def test_a_numbered_list_is_shown_with_the_bold_label_just_above_it():
+    from ragcli.retrieve.rule_before import with_sentence_before_code
+
+    section = [Chunk("p1", "/v/Link notes.md", "Link notes", "Link notes > Navigate", PLATFORMS, 40,
+                     40 + PLATFORMS.count("\n"))]
+
+    def steps(first: int) -> Quote:
+        body = "1. Click **More options**.\n2. Select **Open local graph**." if first == 43 else \
+            "1. Select **More options**.\n2. Select **Open local graph**."
+        return Quote(1, body, "steps", "/v/Link notes.md", "Link notes", "Link notes > Navigate", first, first + 1,
+                     None, 0.6)
+
+    desktop, mobile = with_sentence_before_code([steps(43), steps(47)], lambda path, heading: section)
+    assert desktop.text.startswith("**Desktop**\n1. Click") and (desktop.kind, desktop.line_start) == ("block", 42)
+    assert mobile.text.startswith("**Mobile**\n1. Select") and mobile.line_start == 46
+    # a line of prose run on above the list is no label
+    prose = PLATFORMS.replace("**Desktop**", "Click through it")
+    section[0] = Chunk("p1", "/v/Link notes.md", "Link notes", "Link notes > Navigate", prose, 40,
+                       40 + prose.count("\n"))
+    assert with_sentence_before_code([steps(43)], lambda path, heading: section) == [steps(43)]

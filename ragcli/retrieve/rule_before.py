@@ -77,7 +77,9 @@ def with_sentence_before_code(quotes: Sequence[Quote], section_chunks: Callable[
     the colon ``units`` reads as a lead-in, is what introduces it."""
     out = []
     for quote in quotes:
-        found = _sentence_above_code(quote, section_chunks(quote.path, quote.heading)) if quote.kind == "code" else None
+        chunks = section_chunks(quote.path, quote.heading)
+        found = _sentence_above_code(quote, chunks) if quote.kind == "code" \
+            else _label_above_steps(quote, chunks) if quote.kind == "steps" else None
         if found is None or any(q.path == quote.path and q.page == quote.page and q.line_start <= found[1] <= q.line_end
                                 for q in quotes):  # shown already, in a quote of its own
             out.append(quote)
@@ -99,6 +101,24 @@ def _sentence_above_code(quote: Quote, chunks: Sequence[Chunk]) -> tuple[str, in
                 or len(text) > MAX_LEAD_CHARS:
             return None
         return text, quote.line_start - 3
+    return None
+
+
+_LABEL = re.compile(r"^\*\*[^*]{1,40}\*\*:?$")  # "**Desktop**", "**Mobile**:"
+
+
+def _label_above_steps(quote: Quote, chunks: Sequence[Chunk]) -> tuple[str, int] | None:
+    """The bold label on the line just above a numbered list quoted whole ("**Desktop**" then
+    "1. In the upper-right corner of the note, ..."): two procedures for one task, one a
+    platform, read without their labels do not say which is which."""
+    for chunk, lines in _file_lines(quote, chunks):
+        k = quote.line_start - chunk.line_start
+        if not 1 <= k < len(lines):
+            continue
+        label = lines[k - 1].strip()
+        if not _LABEL.match(label) or (k >= 2 and lines[k - 2].strip() and not lines[k - 2].lstrip().startswith("#")):
+            return None
+        return label, quote.line_start - 1
     return None
 
 
