@@ -112,7 +112,10 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
                                         "first_token_s": None, "total_s": None}
     query = retrieval_query or question
     asked = query if retrieval_query else question  # a chat follow-up: its standalone form
-    if not relevant(query, hits, config.min_score):
+    # The hits' words and cosine alone refuse only what the evidence gate would refuse too (a best
+    # hit under STRONG_HIT): between it and relevance's cosine, the question's own words, not the
+    # notes', are often what is missing, and the quotes are judged (``covers``)
+    if not relevant(query, hits, config.min_score) and (config.min_score >= 0 or _top_cosine(hits) < STRONG_HIT):
         timings["total_s"] = time.perf_counter() - started
         return Answer(question, NOT_COVERED, [], model, timings, covered=False, retrieval_query=query,
                       not_mentioned=unheard_words(asked, searcher.index.keyword_df), nearest=_nearest(hits))
