@@ -1,6 +1,12 @@
-"""The sentences beside a quote that belong with it: the rule a lead-in's block illustrates,
-said just before the lead-in on its line; for "how do I", the sentence after a step that goes
-on about it (``with_sentence_after``).
+"""What stands beside a quote in its note and belongs with it, read from the section's chunks
+once the quotes are chosen:
+- the rule a lead-in's block illustrates, said just before the lead-in on its line
+  (``with_rule_before``);
+- for "how do I", the sentence after a step that goes on about it, or the step after a sentence
+  that says what the thing is (``with_sentence_after``);
+- the one-line paragraph above a code block, and the bold label above a numbered list
+  (``with_sentence_before_code``);
+- a table row's header, when the chunker cut the table between them (``with_row_headers``).
 
 "Tags can't contain blank spaces. To separate two or more words, you can instead use the
 following formats:" then the list: the quote is the lead-in with its list, and the sentence
