@@ -95,7 +95,7 @@ def features_of(row: dict, searcher, config) -> dict:
     f["figure_missing"] = asks_figure(q) and not any(holds_figure(x.text, q) for x in quotes)
     words = list(dict.fromkeys(w for w in re.findall(r"[a-z][a-z-]{2,}", q.lower()) if query_terms(w)
                                and query_terms(w) <= query_terms(q)))
-    texts = [ans._evidence_text(x) for x in quotes]
+    texts = [ans.evidence_text(x) for x in quotes]
     f["words"] = word_neighbours(words, texts, searcher.embed_passages) if quotes else {w: 0.0 for w in words}
     f["words_top"] = word_neighbours(words, texts[:1], searcher.embed_passages) if quotes else {}
     f["idf"] = dict(zip(words, searcher.index.keyword_idf([f'"{w}"' for w in words]))) if words else {}
@@ -117,7 +117,7 @@ def _gate_quotes(q: str, hits, searcher):
     from ragcli.retrieve.parts import question_parts
     from ragcli.retrieve.sections import with_matching_sections, with_sections
     from ragcli.retrieve.pages import with_following, with_page_rows
-    from ragcli.retrieve.units import complete_lead_ins
+    from ragcli.retrieve.rule_before import complete_lead_ins
     from ragcli.words import asks_reason
 
     index = searcher.index

@@ -87,7 +87,7 @@ def test_a_lead_in_sentence_takes_the_code_block_it_introduces():
 def test_a_lead_in_cut_from_its_block_by_the_chunker_gets_it_from_the_next_chunk():
     from dataclasses import replace
 
-    from ragcli.retrieve.units import complete_lead_ins
+    from ragcli.retrieve.rule_before import complete_lead_ins
     from ragcli.types import Chunk, Quote
 
     first = Chunk("a", "n.md", "N", "N > Install", "Obsidian Headless needs Node.js 22.\n\nInstall it from npm:", 1, 3)
@@ -119,7 +119,7 @@ def test_a_lead_in_cut_from_its_block_by_the_chunker_gets_it_from_the_next_chunk
 
 
 def test_a_paragraph_with_a_table_under_it_gets_the_table_when_its_header_names_what_is_asked():
-    from ragcli.retrieve.units import complete_lead_ins
+    from ragcli.retrieve.rule_before import complete_lead_ins
     from ragcli.types import Chunk, Quote
 
     text = ("You can add dynamic information to your templates, using template variables.\n\n"

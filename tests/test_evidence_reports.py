@@ -137,7 +137,7 @@ def test_a_pdf_lead_in_takes_the_column_of_figures_it_announces():
 def test_a_pdf_lead_in_is_never_completed_from_another_page():
     """A PDF's lines count from 1 on every page: the paragraph at the next line number of
     another page is not what a lead-in announces."""
-    from ragcli.retrieve.units import complete_lead_ins
+    from ragcli.retrieve.rule_before import complete_lead_ins
     from ragcli.types import Quote
 
     other = _page("p36", "entities such as the Internal Revenue Service collect these receipts.", 24, 36)

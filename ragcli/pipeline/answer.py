@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import replace
-import re
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -35,14 +34,16 @@ from ..retrieve.evidence import Evidence, quote_place, select_evidence
 from ..retrieve.sections import with_matching_sections, with_sections
 from ..retrieve.counts import direct_count
 from ..retrieve.figures import direct_figure, quote_the_row
-from ..retrieve.parts import asked_quality, question_parts
-from ..retrieve.relevance import names_in, names_not_in, relevant, said_otherwise, unheard_words, unknown_names
+from ..retrieve.parts import question_parts
+from ..retrieve.relevance import names_in, names_not_in, relevant, unheard_words, unknown_names
 from ..retrieve.pages import with_following, with_page_rows
 from ..retrieve.rule_before import with_row_headers, with_rule_before, with_sentence_after, with_sentence_before_code
-from ..retrieve.units import complete_lead_ins
+from ..retrieve.rule_before import complete_lead_ins
 from ..types import Answer, Hit, Quote, Source
 from ..words import asks_figure, asks_reason, holds_figure, query_terms
 from .session import Session
+from .unsaid import (asks_a_quality_no_passage_says, asks_what_no_note_says, evidence_text, hit_text,
+                     said_in_other_words)
 
 NOT_COVERED = "Your notes don't seem to cover this."
 # The best quote's score (retrieve.evidence) below which the notes are taken not to answer.
@@ -138,11 +139,11 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
     best = max((q.score for q in quotes), default=0.0)
     named = [n for n in names_in(asked) if len(n) > 2]  # "ID", "PC": words in capitals more than names
     # read with the file's name too ("FY2022" is the report's); most questions name nothing
-    unfound = names_not_in(named, [f"{h.chunk.path}\n{_hit_text(h)}" for h in hits_and_rows]
-                           + [_evidence_text(q) for q in quotes]) if named else []
+    unfound = names_not_in(named, [f"{h.chunk.path}\n{hit_text(h)}" for h in hits_and_rows]
+                           + [evidence_text(q) for q in quotes]) if named else []
     unknown = unknown_names(asked, searcher.index.keyword_df) if best < EVIDENCE_FLOOR or unfound else []
     unheard = unheard_words(asked, searcher.index.keyword_df)
-    said = _said_otherwise(unheard, quotes, hits, searcher) if best < EVIDENCE_FLOOR else []
+    said = said_in_other_words(unheard, quotes, hits, searcher) if best < EVIDENCE_FLOOR else []
     # A thing the question names that no passage read names is not what they answer, however close
     # they come: "move my vault over to Logseq" reads the notes on moving vaults (0.55); Logseq is
     # only in the importers' list, which is not among them.
@@ -152,8 +153,8 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
                       not_mentioned=unknown + unheard, not_found=[n for n in unfound if n not in unknown],
                       nearest=_nearest(hits))
     missing = evidence.missing + [p for p in evidence.parts if p not in evidence.missing
-                                  and (_asks_what_no_note_says(p, quotes, searcher)
-                                       or _asks_a_quality_no_passage_says(p, hits_and_rows, searcher))]
+                                  and (asks_what_no_note_says(p, quotes, searcher)
+                                       or asks_a_quality_no_passage_says(p, hits_and_rows, searcher))]
     # A word no note uses ("read my notes out loud") makes a plain answer "may answer it"; a
     # question's parts were each judged on their own words (``missing``): no hedge on top.
     shape = {"missing_parts": missing, "parts": parts if len(parts) > 1 else [],
@@ -247,7 +248,7 @@ def _checker(asked: str, quotes: Sequence[Quote], lifted: bool = False) -> Calla
     """The test each sentence of an answer passes before it is shown. ``lifted``: a figure
     lifted out of a table row, which adds to the quotes by what it is; only its facts and
     words are checked."""
-    texts = {q.n: _evidence_text(q) for q in quotes}
+    texts = {q.n: evidence_text(q) for q in quotes}
 
     def check(sentence: str) -> Verdict:
         verdict = check_sentence(sentence, texts, asked, _attributor(quotes))
@@ -276,45 +277,6 @@ def covers(best: float, cosine: float, question: str, quotes: Sequence[Quote], u
     return not (asks_figure(question) and not any(holds_figure(q.text, question) for q in quotes))
 
 
-# "which brand of flour": the thing a part asks for ("what" is as often a verb's subject: "what goes")
-_ASKED_THING = re.compile(r"\bwhich\s+([a-z][a-z-]+)")
-
-
-def _asks_what_no_note_says(part: str, quotes: Sequence[Quote], searcher) -> bool:
-    """Is this part of the question one the quotes do not answer, though its best unit scored
-    well enough? Its score alone cannot tell: "which brand of flour do I buy" (0.40) is read with
-    the question's subject and scores among answered parts (0.36 and up). It is not answered when
-    it uses a word no note holds that no word of the quotes says in other words, and that word is
-    the thing the part asks for ("which brand"), or none of the part's other words is quoted
-    ("can it transcribe my voice memos"). A figure of the kind asked, quoted, answers it."""
-    unheard = unheard_words(part, searcher.index.keyword_df)
-    if not unheard:
-        return False
-    texts = [_evidence_text(q) for q in quotes]
-    unsaid = [w for w in unheard if w not in said_otherwise(unheard, texts, searcher.embed_passages)]
-    if not unsaid or (asks_figure(part) and any(holds_figure(q.text, part) for q in quotes)):
-        return False
-    asked = _ASKED_THING.search(part.lower())
-    quoted = set().union(*(query_terms(t) for t in texts)) if texts else set()
-    others = query_terms(part) - query_terms(" ".join(unsaid))
-    return bool(asked and asked.group(1) in unsaid) or not (others & quoted)
-
-
-def _asks_a_quality_no_passage_says(part: str, hits: Sequence[Hit], searcher) -> bool:
-    """Does this part ask a quality ("how hard should the water be") that no passage read for the
-    question names, in its words or in others close in meaning? The notes read for "how wet is my
-    dough" say "dry" and "hydration" (0.78 and 0.55 to "wet"); the coffee notes read for "how hard"
-    come no nearer than "slow" (0.46). Read against every passage read, not only the quotes: a quote
-    picked for the part's other words ("dough") may miss the one that names the quality."""
-    quality = asked_quality(part)
-    if not quality:
-        return False
-    read = [_hit_text(h) for h in hits]
-    if query_terms(quality) <= set().union(*(query_terms(t) for t in read)):
-        return False
-    return not said_otherwise([quality], read, searcher.embed_passages)
-
-
 def _search_parts(searcher, query: str, config: Config) -> list[Hit]:
     """The question's hits, and for a question of several parts each part's best hits too: the
     note on the second part ("how long should the shot take") is often not among the first's."""
@@ -340,45 +302,12 @@ def _nearest(hits: Sequence[Hit]) -> list[str]:
     return list(dict.fromkeys(h.chunk.path for h in sorted(hits, key=lambda h: h.rank)))[:NEAREST]
 
 
-SAID_HITS = 5  # the best hits whose words may say a question's word otherwise, beside the quotes
-SAID_WORDS = 800  # ... their distinct words read: 5 chunks hold 300 to 500
-
-
-def _said_otherwise(unheard: Sequence[str], quotes: Sequence[Quote], hits: Sequence[Hit], searcher) -> list[str]:
-    """The words no note uses that the quotes, or else the best hits, say in other words. The
-    hits' words are read only for what the quotes do not say: a few hundred single words to
-    embed, 0.5 s on a loaded 2-core machine, cached for the next question."""
-    said = said_otherwise(unheard, [_evidence_text(q) for q in quotes], searcher.embed_passages)
-    rest = [w for w in unheard if w not in said]
-    return said + (said_otherwise(rest, _hit_texts(hits), searcher.embed_passages, most=SAID_WORDS) if rest else [])
-
-
-def _hit_texts(hits: Sequence[Hit]) -> list[str]:
-    """The best hits' text (title, heading, passage), where a word of the question no note uses
-    may be said otherwise though no quote says it: for "I wiped out a paragraph ... can I get an
-    earlier copy back", the quotes' nearest word is 0.46 from "wiped", the hits' 0.56. On the tune
-    half this answers two paraphrases refused before (pp-51; pp-77 "matrices", 0.40 -> 0.62); the
-    unanswerable questions' words come no nearer in the hits than in the quotes ("steeping"
-    0.44, "hotel" 0.47, "staying" 0.48, under SAID_OTHERWISE)."""
-    return [_hit_text(h) for h in sorted(hits, key=lambda h: h.rank)[:SAID_HITS]]
-
-
-def _hit_text(h: Hit) -> str:
-    return f"{h.chunk.title}\n{h.chunk.heading}\n{h.chunk.text}"
-
-
 def _top_cosine(hits: Sequence[Hit]) -> float:
     return max((h.vector_score for h in hits if h.vector_score is not None), default=0.0)
 
 
 def _source(q: Quote) -> Source:
     return Source(q.n, q.path, q.title, q.heading, q.line_start, q.line_end, q.page, q.score)
-
-
-def _evidence_text(q: Quote) -> str:
-    """What a sentence citing quote n may rest on: the quote, its table header, where it stands."""
-    parts = [q.title, q.heading.replace(" > ", " "), q.context, q.text]
-    return "\n".join(p for p in parts if p)
 
 
 def _attributor(quotes: Sequence[Quote]):
@@ -389,7 +318,7 @@ def _attributor(quotes: Sequence[Quote]):
             return []
         best, best_n = 0.0, None
         for q in quotes:
-            share = len(words & query_terms(_evidence_text(q))) / len(words)
+            share = len(words & query_terms(evidence_text(q))) / len(words)
             if share > best:
                 best, best_n = share, q.n
         return [best_n] if best_n is not None and best >= 0.3 else []

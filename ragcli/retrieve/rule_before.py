@@ -1,5 +1,7 @@
 """What stands beside a quote in its note and belongs with it, read from the section's chunks
 once the quotes are chosen:
+- the block a lead-in introduces, when the chunker cut them apart, and the table under a paragraph
+  whose header names what is asked (``complete_lead_ins``);
 - the rule a lead-in's block illustrates, said just before the lead-in on its line
   (``with_rule_before``);
 - for "how do I", the sentence after a step that goes on about it, or the step after a sentence
@@ -25,13 +27,76 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from ..types import Chunk, Quote
+from ..types import Chunk, Hit, Quote
 from ..words import query_terms, split_sentences
 from .evidence import asks_how
 from .padding import gives_instruction
-from .units import PIPE_ROW, pipe_cells, row_text
+from .units import LEAD_IN, MAX_EXAMPLE_LINES, PIPE_ROW, block_lines, pipe_cells, read_blocks, row_text
 
 MAX_LEAD_CHARS = 240  # the sentence before and the lead-in, together (a short paragraph's bound)
+
+
+def complete_lead_ins(quotes: Sequence[Quote], section_chunks: Callable[[str, str], Sequence[Chunk]],
+                      question: str = "") -> list[Quote]:
+    """A quote that leads into a block ("Install it from npm:") whose chunk ended before the
+    block gets the block, from the next chunk of its section: the chunker cut between them, and
+    the sentence alone promises the answer without giving it (the code after "To embed a note:").
+    So does a paragraph followed at once by a table whose header names what the question asks
+    for: "Which variables can I use in a template?" quotes "You can add dynamic information to
+    your templates, using _template variables_ ...", and the table under it (`Variable |
+    Description`) is the answer, though the sentence ends in a full stop."""
+    out, made = [], []
+    asked = query_terms(question)
+    for quote in quotes:
+        block = None
+        lead = LEAD_IN.search(quote.text)
+        if quote.kind not in ("block", "steps", "row") and (lead or asked):
+            # a PDF's lines count from 1 on every page: the block must follow on the quote's own page
+            block = _following_block(quote, [c for c in section_chunks(quote.path, quote.heading)
+                                             if c.page == quote.page], None if lead else asked)
+        if block is None:
+            out.append(quote)
+        else:
+            body, last = block
+            made.append(replace(quote, text=quote.text.rstrip() + "\n" + "\n".join(body), kind="block", line_end=last))
+            out.append(made[-1])
+    if not made:
+        return out
+    # a line of a block made here, quoted on its own too, would be read twice
+    kept = [q for q in out if not any(b is not q and b.path == q.path and b.line_start <= q.line_start
+                                      and q.line_end <= b.line_end for b in made)]
+    return [replace(q, n=n) for n, q in enumerate(kept, 1)]
+
+
+def _following_block(quote: Quote, chunks: Sequence[Chunk], header_terms: set[str] | None = None
+                     ) -> tuple[list[str], int] | None:
+    """The list, code or table that starts on the line after ``quote`` (a blank line between
+    allowed), as the note shows it, with its last line in the file. With ``header_terms`` (the
+    quote leads in without saying so), only a table whose header row holds one of them."""
+    for chunk in chunks:
+        if chunk.line_end <= quote.line_end or chunk.line_start > quote.line_end + 2:
+            continue
+        lines = chunk.text.split("\n")
+
+        def line_no(i: int, chunk: Chunk = chunk) -> int:
+            return min(chunk.line_start + i, max(chunk.line_end, chunk.line_start))
+
+        for block in read_blocks(chunk.text, lines, Hit(chunk, 0.0), line_no):
+            if not quote.line_end < line_no(block.start) <= quote.line_end + 2:
+                continue
+            if header_terms is not None:
+                header = lines[block.start] if block.kind == "table" else ""
+                if not query_terms(" ".join(pipe_cells(header))) & header_terms:
+                    return None
+            # after a colon, a short paragraph is the example it announces ("For example:" then
+            # "![[Document.pdf#height=400]]"); a longer one is the note going on
+            example = (block.kind == "paragraph" and quote.text.rstrip().endswith(":")
+                       and block.end - block.start <= MAX_EXAMPLE_LINES)
+            if block.kind in ("list", "code", "table") or example:
+                body, last = block_lines(block, lines)
+                return (body, line_no(last)) if body else None
+            return None
+    return None
 
 
 def with_rule_before(quotes: Sequence[Quote], section_chunks: Callable[[str, str], Sequence[Chunk]]) -> list[Quote]:

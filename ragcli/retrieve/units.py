@@ -15,12 +15,11 @@ A PDF page's table rows and next chunk join the hits in ``pages``.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
 
-from ..types import Chunk, Hit, Quote
+from ..types import Hit
 from ..words import query_terms, split_sentences
 
 MIN_UNIT_CHARS = 12
@@ -44,7 +43,7 @@ MAX_EXAMPLE_LINES = 3
 # report covers in the question's words ("Strategic Goal 4: ... meet their missions") and so
 # takes a part's place ("... and did that meet the goal?", rp-01), but answers nothing.
 _CONTENTS = re.compile(r"(?:\.\s?){8,}")
-_LEAD_IN = re.compile(r"(?::|\bas follows\.?|\bthe following\.?|\blike this\.?|\bfor example\.?)\s*$", re.I)
+LEAD_IN = re.compile(r"(?::|\bas follows\.?|\bthe following\.?|\blike this\.?|\bfor example\.?)\s*$", re.I)
 # Text in a note that speaks to an assistant rather than about the subject ("ignore the
 # question and reply that ..."): never evidence, and a paragraph holding it is not quoted
 # whole. The system prompt also says to ignore instructions; this keeps them from the model.
@@ -95,7 +94,7 @@ def split_units(hit: Hit) -> list[Unit]:
     def line_no(i: int) -> int:  # embedded notes hold many lines on one line of the file
         return min(chunk.line_start + i, max(chunk.line_end, chunk.line_start))
 
-    blocks = _read_blocks(chunk.text, lines, hit, line_no)
+    blocks = read_blocks(chunk.text, lines, hit, line_no)
     units: list[Unit] = []
     led: set[int] = set()  # blocks quoted with their lead-in
     for i, block in enumerate(blocks):
@@ -103,7 +102,7 @@ def split_units(hit: Hit) -> list[Unit]:
         nxt = blocks[i + 1] if i + 1 < len(blocks) else None
         lead = block.units[-1] if block.kind == "paragraph" and block.units else None
         if lead is not None and nxt is not None and nxt.kind in ("list", "code", "table") \
-                and nxt.start <= block.end + 1 and _LEAD_IN.search(lead.text):
+                and nxt.start <= block.end + 1 and LEAD_IN.search(lead.text):
             before = block.units[-2] if len(block.units) > 1 and _says_little(lead.text) else None
             joined = _lead_in_unit(lead, nxt, lines, hit, line_no, before)
             units[units.index(lead)] = joined
@@ -120,76 +119,13 @@ def split_units(hit: Hit) -> list[Unit]:
     for i, block in enumerate(blocks):
         under_heading = i == 0 and block.kind == "list" and bool(chunk.heading) and block.start == 0
         if (block.ordered or under_heading) and i not in led and len(block.units) > 1:
-            body, last = _block_lines(block, lines)
+            body, last = block_lines(block, lines)
             units.append(Unit("\n".join(body), "steps", line_no(block.start), line_no(last), hit))
     return [u for u in units if (len(u.text) >= MIN_UNIT_CHARS or u.kind in ("row", "code"))
             and not INSTRUCTION.search(u.text) and not (chunk.page is not None and _CONTENTS.search(u.text))]
 
 
-def complete_lead_ins(quotes: Sequence[Quote], section_chunks: Callable[[str, str], Sequence[Chunk]],
-                      question: str = "") -> list[Quote]:
-    """A quote that leads into a block ("Install it from npm:") whose chunk ended before the
-    block gets the block, from the next chunk of its section: the chunker cut between them, and
-    the sentence alone promises the answer without giving it (the code after "To embed a note:").
-    So does a paragraph followed at once by a table whose header names what the question asks
-    for: "Which variables can I use in a template?" quotes "You can add dynamic information to
-    your templates, using _template variables_ ...", and the table under it (`Variable |
-    Description`) is the answer, though the sentence ends in a full stop."""
-    out, made = [], []
-    asked = query_terms(question)
-    for quote in quotes:
-        block = None
-        lead = _LEAD_IN.search(quote.text)
-        if quote.kind not in ("block", "steps", "row") and (lead or asked):
-            # a PDF's lines count from 1 on every page: the block must follow on the quote's own page
-            block = _following_block(quote, [c for c in section_chunks(quote.path, quote.heading)
-                                             if c.page == quote.page], None if lead else asked)
-        if block is None:
-            out.append(quote)
-        else:
-            body, last = block
-            made.append(replace(quote, text=quote.text.rstrip() + "\n" + "\n".join(body), kind="block", line_end=last))
-            out.append(made[-1])
-    if not made:
-        return out
-    # a line of a block made here, quoted on its own too, would be read twice
-    kept = [q for q in out if not any(b is not q and b.path == q.path and b.line_start <= q.line_start
-                                      and q.line_end <= b.line_end for b in made)]
-    return [replace(q, n=n) for n, q in enumerate(kept, 1)]
-
-
-def _following_block(quote: Quote, chunks: Sequence[Chunk], header_terms: set[str] | None = None
-                     ) -> tuple[list[str], int] | None:
-    """The list, code or table that starts on the line after ``quote`` (a blank line between
-    allowed), as the note shows it, with its last line in the file. With ``header_terms`` (the
-    quote leads in without saying so), only a table whose header row holds one of them."""
-    for chunk in chunks:
-        if chunk.line_end <= quote.line_end or chunk.line_start > quote.line_end + 2:
-            continue
-        lines = chunk.text.split("\n")
-
-        def line_no(i: int, chunk: Chunk = chunk) -> int:
-            return min(chunk.line_start + i, max(chunk.line_end, chunk.line_start))
-
-        for block in _read_blocks(chunk.text, lines, Hit(chunk, 0.0), line_no):
-            if not quote.line_end < line_no(block.start) <= quote.line_end + 2:
-                continue
-            if header_terms is not None:
-                header = lines[block.start] if block.kind == "table" else ""
-                if not query_terms(" ".join(pipe_cells(header))) & header_terms:
-                    return None
-            # after a colon, a short paragraph is the example it announces ("For example:" then
-            # "![[Document.pdf#height=400]]"); a longer one is the note going on
-            example = (block.kind == "paragraph" and quote.text.rstrip().endswith(":")
-                       and block.end - block.start <= MAX_EXAMPLE_LINES)
-            if block.kind in ("list", "code", "table") or example:
-                body, last = _block_lines(block, lines)
-                return (body, line_no(last)) if body else None
-            return None
-    return None
-
-
-def _read_blocks(text: str, lines: list[str], hit: Hit, line_no) -> list[_Block]:
+def read_blocks(text: str, lines: list[str], hit: Hit, line_no) -> list[_Block]:
     tokens = _md.parse(text)
     blocks: list[_Block] = []
     lists = 0  # depth of the list we are in: its paragraphs are items
@@ -380,13 +316,13 @@ def _lead_in_unit(lead: Unit, block: _Block, lines: list[str], hit: Hit, line_no
     of two content words or fewer takes the sentence before it along: "Here's an example:" says
     nothing of what the table it introduces is for, "You can create tables using vertical bars
     ..." before it does; "Settings I use:" names no grinder, "The Comandante C40 has ..." does."""
-    body, last = _block_lines(block, lines)
+    body, last = block_lines(block, lines)
     text, first = (f"{before.text.rstrip()} {lead.text.strip()}", before.line_start) if before is not None \
         else (lead.text, lead.line_start)
     return Unit(text.rstrip() + "\n" + "\n".join(body), "block", first, line_no(last), hit)
 
 
-def _block_lines(block: _Block, lines: list[str]) -> tuple[list[str], int]:
+def block_lines(block: _Block, lines: list[str]) -> tuple[list[str], int]:
     """A block as the note shows it (list markers and table pipes kept, code fences left off),
     up to MAX_BLOCK_LINES lines and MAX_BLOCK_CHARS, and the index of its last line kept."""
     body, size = [], 0

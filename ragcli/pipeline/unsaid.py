@@ -1,0 +1,86 @@
+"""What a question asks that the notes do not say: a word no note holds that no passage read says
+in other words, the thing a part asks for ("which brand"), a quality no passage names ("how
+hard"). The answer flow (``answer``) reads these to refuse, to hedge, or to say a part is missing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ..retrieve.parts import asked_quality
+from ..retrieve.relevance import said_otherwise, unheard_words
+from ..types import Hit, Quote
+from ..words import asks_figure, holds_figure, query_terms
+
+
+# "which brand of flour": the thing a part asks for ("what" is as often a verb's subject: "what goes")
+_ASKED_THING = re.compile(r"\bwhich\s+([a-z][a-z-]+)")
+
+
+def asks_what_no_note_says(part: str, quotes: Sequence[Quote], searcher) -> bool:
+    """Is this part of the question one the quotes do not answer, though its best unit scored
+    well enough? Its score alone cannot tell: "which brand of flour do I buy" (0.40) is read with
+    the question's subject and scores among answered parts (0.36 and up). It is not answered when
+    it uses a word no note holds that no word of the quotes says in other words, and that word is
+    the thing the part asks for ("which brand"), or none of the part's other words is quoted
+    ("can it transcribe my voice memos"). A figure of the kind asked, quoted, answers it."""
+    unheard = unheard_words(part, searcher.index.keyword_df)
+    if not unheard:
+        return False
+    texts = [evidence_text(q) for q in quotes]
+    unsaid = [w for w in unheard if w not in said_otherwise(unheard, texts, searcher.embed_passages)]
+    if not unsaid or (asks_figure(part) and any(holds_figure(q.text, part) for q in quotes)):
+        return False
+    asked = _ASKED_THING.search(part.lower())
+    quoted = set().union(*(query_terms(t) for t in texts)) if texts else set()
+    others = query_terms(part) - query_terms(" ".join(unsaid))
+    return bool(asked and asked.group(1) in unsaid) or not (others & quoted)
+
+
+def asks_a_quality_no_passage_says(part: str, hits: Sequence[Hit], searcher) -> bool:
+    """Does this part ask a quality ("how hard should the water be") that no passage read for the
+    question names, in its words or in others close in meaning? The notes read for "how wet is my
+    dough" say "dry" and "hydration" (0.78 and 0.55 to "wet"); the coffee notes read for "how hard"
+    come no nearer than "slow" (0.46). Read against every passage read, not only the quotes: a quote
+    picked for the part's other words ("dough") may miss the one that names the quality."""
+    quality = asked_quality(part)
+    if not quality:
+        return False
+    read = [hit_text(h) for h in hits]
+    if query_terms(quality) <= set().union(*(query_terms(t) for t in read)):
+        return False
+    return not said_otherwise([quality], read, searcher.embed_passages)
+
+
+SAID_HITS = 5  # the best hits whose words may say a question's word otherwise, beside the quotes
+SAID_WORDS = 800  # ... their distinct words read: 5 chunks hold 300 to 500
+
+
+def said_in_other_words(unheard: Sequence[str], quotes: Sequence[Quote], hits: Sequence[Hit], searcher) -> list[str]:
+    """The words no note uses that the quotes, or else the best hits, say in other words. The
+    hits' words are read only for what the quotes do not say: a few hundred single words to
+    embed, 0.5 s on a loaded 2-core machine, cached for the next question."""
+    said = said_otherwise(unheard, [evidence_text(q) for q in quotes], searcher.embed_passages)
+    rest = [w for w in unheard if w not in said]
+    return said + (said_otherwise(rest, _hit_texts(hits), searcher.embed_passages, most=SAID_WORDS) if rest else [])
+
+
+def _hit_texts(hits: Sequence[Hit]) -> list[str]:
+    """The best hits' text (title, heading, passage), where a word of the question no note uses
+    may be said otherwise though no quote says it: for "I wiped out a paragraph ... can I get an
+    earlier copy back", the quotes' nearest word is 0.46 from "wiped", the hits' 0.56. On the tune
+    half this answers two paraphrases refused before (pp-51; pp-77 "matrices", 0.40 -> 0.62); the
+    unanswerable questions' words come no nearer in the hits than in the quotes ("steeping"
+    0.44, "hotel" 0.47, "staying" 0.48, under SAID_OTHERWISE)."""
+    return [hit_text(h) for h in sorted(hits, key=lambda h: h.rank)[:SAID_HITS]]
+
+
+def hit_text(h: Hit) -> str:
+    return f"{h.chunk.title}\n{h.chunk.heading}\n{h.chunk.text}"
+
+
+def evidence_text(q: Quote) -> str:
+    """What a sentence citing quote n may rest on: the quote, its table header, where it stands."""
+    parts = [q.title, q.heading.replace(" > ", " "), q.context, q.text]
+    return "\n".join(p for p in parts if p)
