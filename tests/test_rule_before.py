@@ -179,3 +179,32 @@ def test_a_numbered_list_is_shown_with_the_bold_label_just_above_it():
     section[0] = Chunk("p1", "/v/Link notes.md", "Link notes", "Link notes > Navigate", prose, 40,
                        40 + prose.count("\n"))
     assert with_sentence_before_code([steps(43)], lambda path, heading: section) == [steps(43)]
+
+
+CLOUDFLARE = ("**CloudFlare:**\n\n1. Open Cloudflare to the domain.\n2. Go to **DNS** and click **Add Record**.\n"
+              "3. Select **CNAME**.\n4. Go to **SSL/TLS** and set the mode to \"Full\".\n\nThen wait.\n")
+
+
+def _cloudflare() -> list[Chunk]:
+    """The list cut by the chunker after its first step: the section's two chunks."""
+    lines = CLOUDFLARE.split("\n")
+    heading = "Custom domains > Set up using CloudFlare"
+    return [Chunk("d1", "/v/Custom domains.md", "Custom domains", heading, "\n".join(lines[:3]), 28, 30),
+            Chunk("d2", "/v/Custom domains.md", "Custom domains", heading, "\n".join(lines[3:]), 31, 36)]
+
+
+def test_for_how_a_step_of_a_list_the_chunker_cut_is_read_with_the_whole_list_and_its_label():
+    from ragcli.retrieve.rule_before import with_sentence_before_code, with_whole_procedure
+
+    step = Quote(1, "Open Cloudflare to the domain.", "item", "/v/Custom domains.md", "Custom domains",
+                 "Custom domains > Set up using CloudFlare", 30, 30, None, 0.6)
+    how = "How do I set up a custom domain with Cloudflare?"
+    whole = with_whole_procedure([step], how, lambda path, heading: _cloudflare())[0]
+    assert (whole.kind, whole.line_start, whole.line_end) == ("steps", 30, 33)
+    assert whole.text.startswith("1. Open Cloudflare") and whole.text.endswith('set the mode to "Full".')
+    # its bold label, a blank line above it, is shown with it
+    labelled = with_sentence_before_code([whole], lambda path, heading: _cloudflare())[0]
+    assert labelled.text.startswith("**CloudFlare:**\n1. Open Cloudflare") and labelled.line_start == 28
+    # not for a question that asks no "how", nor for a quote that holds the whole list already
+    assert with_whole_procedure([step], "Is Cloudflare supported?", lambda path, heading: _cloudflare()) == [step]
+    assert with_whole_procedure([whole], how, lambda path, heading: _cloudflare()) == [whole]

@@ -31,7 +31,8 @@ from ..types import Chunk, Hit, Quote
 from ..words import query_terms, split_sentences
 from .evidence import asks_how
 from .padding import gives_instruction
-from .units import LEAD_IN, MAX_EXAMPLE_LINES, PIPE_ROW, block_lines, pipe_cells, read_blocks, row_text
+from .units import (LEAD_IN, MAX_BLOCK_CHARS, MAX_BLOCK_LINES, MAX_EXAMPLE_LINES, PIPE_ROW, block_lines,
+                    pipe_cells, read_blocks, row_text)
 
 MAX_LEAD_CHARS = 240  # the sentence before and the lead-in, together (a short paragraph's bound)
 
@@ -175,6 +176,56 @@ def _sentence_above_code(quote: Quote, chunks: Sequence[Chunk]) -> tuple[str, in
     return None
 
 
+_ORDERED = re.compile(r"^\s{0,3}\d{1,2}[.)]\s")  # "1. Open Cloudflare ...", "2) Go to DNS"
+
+
+def with_whole_procedure(quotes: Sequence[Quote], question: str,
+                         section_chunks: Callable[[str, str], Sequence[Chunk]]) -> list[Quote]:
+    """For "how do I", a numbered list the chunker cut, read whole from the section's chunks: the
+    first of CloudFlare's seven steps ("1. Open Cloudflare to the domain ...") was quoted alone
+    because steps 2 to 7 (the CNAME record, the proxy, the SSL mode) stood in the next chunk. A
+    quote on a step, or on the part of the list its chunk held, becomes the list, within the
+    bounds of a quoted block; a quote inside it is not shown twice."""
+    if not asks_how(question):
+        return list(quotes)
+    out, made = [], []
+    for quote in quotes:
+        whole = _procedure(quote, section_chunks(quote.path, quote.heading)) \
+            if quote.kind in ("item", "line", "sentence", "steps") and quote.page is None else None
+        if whole is None:
+            out.append(quote)
+            continue
+        body, first, last = whole
+        made.append(replace(quote, text="\n".join(body), kind="steps", line_start=first, line_end=last))
+        out.append(made[-1])
+    if not made:
+        return out
+    kept = [q for q in out if not any(b is not q and b.path == q.path and b.line_start <= q.line_start
+                                      and q.line_end <= b.line_end for b in made)]
+    return [replace(q, n=n) for n, q in enumerate(kept, 1)]
+
+
+def _procedure(quote: Quote, chunks: Sequence[Chunk]) -> tuple[list[str], int, int] | None:
+    """The numbered list the quote's first line stands in, as the note shows it, when the quote
+    holds only part of it and it fits a block's bounds; its first and last lines in the file."""
+    lines: dict[int, str] = {}
+    for chunk, texts in _file_lines(quote, chunks):
+        lines.update((chunk.line_start + k, t) for k, t in enumerate(texts))
+    if not _ORDERED.match(lines.get(quote.line_start, "")):
+        return None
+    first = quote.line_start
+    while _ORDERED.match(lines.get(first - 1, "")):
+        first -= 1
+    last = quote.line_end
+    while _ORDERED.match(lines.get(last + 1, "")):
+        last += 1
+    body = [lines[k].rstrip() for k in range(first, last + 1)]
+    if (first, last) == (quote.line_start, quote.line_end) or len(body) > MAX_BLOCK_LINES \
+            or sum(len(b) + 1 for b in body) > MAX_BLOCK_CHARS:
+        return None
+    return body, first, last
+
+
 _LABEL = re.compile(r"^\*\*[^*]{1,40}\*\*:?$")  # "**Desktop**", "**Mobile**:"
 
 
@@ -186,10 +237,12 @@ def _label_above_steps(quote: Quote, chunks: Sequence[Chunk]) -> tuple[str, int]
         k = quote.line_start - chunk.line_start
         if not 1 <= k < len(lines):
             continue
-        label = lines[k - 1].strip()
-        if not _LABEL.match(label) or (k >= 2 and lines[k - 2].strip() and not lines[k - 2].lstrip().startswith("#")):
+        at = k - 2 if k >= 2 and not lines[k - 1].strip() else k - 1  # a blank line may stand between
+        label = lines[at].strip()
+        above = lines[at - 1].strip() if at >= 1 else ""
+        if not _LABEL.match(label) or (above and not above.startswith("#")):
             return None
-        return label, quote.line_start - 1
+        return label, chunk.line_start + at
     return None
 
 
