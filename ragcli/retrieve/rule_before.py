@@ -277,6 +277,48 @@ def _file_lines(quote: Quote, chunks: Sequence[Chunk]):
             yield chunk, lines
 
 
+_POINTS_BACK = re.compile(r"\b(?:those|these|such)\s+[a-z]", re.I)  # "avoiding using those characters"
+_CALLOUT_MARK = re.compile(r"^\s*(?:>\s?)+")
+
+
+def with_sentence_pointed_back_to(quotes: Sequence[Quote], section_chunks: Callable[[str, str], Sequence[Chunk]]
+                                  ) -> list[Quote]:
+    """A sentence that points back ("We recommend avoiding using those characters ..."), with the
+    sentence before it on the line above, which names what it points to ("A string which
+    contains the following characters may not work as a link: `# | ^ : %% [[ ]]`."): alone it
+    says to avoid something the reader is not shown."""
+    out = []
+    for quote in quotes:
+        found = _line_before(quote, section_chunks(quote.path, quote.heading)) \
+            if quote.kind in ("sentence", "line") and quote.page is None and _POINTS_BACK.search(quote.text) else None
+        if found is None or any(q.path == quote.path and q.line_start <= found[1] <= q.line_end for q in quotes):
+            out.append(quote)
+            continue
+        out.append(replace(quote, text=f"{found[0]} {quote.text.strip()}", line_start=found[1]))
+    return out
+
+
+def _line_before(quote: Quote, chunks: Sequence[Chunk]) -> tuple[str, int] | None:
+    """The last sentence of the line of prose just above the quote's paragraph (a blank line, or a
+    callout's bare '>', may stand between), in the same callout or none, and its line."""
+    for chunk, lines in _file_lines(quote, chunks):
+        k = quote.line_start - chunk.line_start
+        if not 1 <= k < len(lines) or not _CALLOUT_MARK.sub("", lines[k]).strip().startswith(quote.text.strip()[:20]):
+            continue
+        callout = bool(_CALLOUT_MARK.match(lines[k]))
+        at = k - 1
+        if at >= 1 and not _CALLOUT_MARK.sub("", lines[at]).strip():
+            at -= 1
+        line = lines[at]
+        text = _CALLOUT_MARK.sub("", line).strip()
+        if bool(_CALLOUT_MARK.match(line)) != callout or not _PLAIN.match(text) or text[-1] not in ".:" \
+                or text.startswith("#"):
+            return None
+        sentence = split_sentences(text)[-1]
+        return (sentence, chunk.line_start + at) if len(sentence) <= MAX_LEAD_CHARS else None
+    return None
+
+
 # ----------------------------------------------------------------------------- the sentence after
 
 MAX_AFTER_CHARS = 160
