@@ -4,6 +4,8 @@ more words, ...:" and its list), and never from a chunk cut mid-paragraph."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ragcli.retrieve.rule_before import with_rule_before
 from ragcli.types import Chunk, Quote
 
@@ -233,3 +235,31 @@ def test_a_sentence_pointing_back_is_shown_with_the_sentence_it_points_to():
     section[0] = Chunk("i1", "/v/Internal links.md", "Internal links", "Internal links > Formats", outside, 42,
                        42 + outside.count("\n"))
     assert with_sentence_pointed_back_to([said], lambda path, heading: section) == [said]
+
+
+CAPABILITIES = ("Due to technical limitations, Obsidian cannot reliably restrict plugins to specific permissions or "
+                "access levels. This means that plugins will inherit Obsidian's access levels. As a result, consider "
+                "the following examples of what community plugins can do:\n\n"
+                "- Community plugins can access files on your computer.\n"
+                "- Community plugins can connect to internet.\n")
+FOLLOWING = "As a result, consider the following examples of what community plugins can do:"
+
+
+def test_a_lead_in_that_follows_on_takes_its_paragraphs_opening_from_the_sections_first_line():
+    """The section's first chunk starts on the paragraph's first line (its heading is not text), and
+    a lead-in opening on what was just said ("As a result, ...") takes a longer opening along."""
+    heading = "Plugin security > Plugin capabilities"
+    section = [Chunk("s0", "/v/Plugin security.md", "Plugin security", "Plugin security", "Intro.", 4, 4),
+               Chunk("s1", "/v/Plugin security.md", "Plugin security", heading, CAPABILITIES, 26,
+                     26 + CAPABILITIES.count("\n"))]
+    quote = Quote(1, f"{FOLLOWING}\n- Community plugins can access files on your computer.", "block",
+                  "/v/Plugin security.md", "Plugin security", heading, 26, 28, None, 0.6)
+    shown = with_rule_before([quote], lambda path, heading: section)[0]
+    assert shown.text.startswith("Due to technical limitations, Obsidian cannot reliably restrict plugins")
+    assert f"inherit Obsidian's access levels. {FOLLOWING}\n- Community" in shown.text
+    # a lead-in that does not follow on keeps the shorter bound: the same opening is too long for it
+    plain = quote.text.replace("As a result, consider", "Consider")
+    other = CAPABILITIES.replace("As a result, consider", "Consider")
+    section[1] = Chunk("s1", "/v/Plugin security.md", "Plugin security", heading, other, 26, 26 + other.count("\n"))
+    unchanged = replace(quote, text=plain)
+    assert with_rule_before([unchanged], lambda path, heading: section) == [unchanged]

@@ -253,18 +253,28 @@ def _with_rule(quote: Quote, section_chunks) -> Quote:
         return quote
     text = line.strip()
     before = text[: len(text) - len(lead.strip())].strip() if text.endswith(lead.strip()) else ""
-    if not before or not before[0].isupper() or before[-1] not in ".!?" \
-            or len(before) + len(lead) > MAX_LEAD_CHARS:
+    # a lead-in that opens on what was just said ("As a result, consider the following ...:") is
+    # half a thought without it, so it takes a longer paragraph's opening along
+    bound = MAX_LEAD_CHARS * (2 if _FOLLOWS_ON.match(lead.strip()) else 1)
+    if not before or not before[0].isupper() or before[-1] not in ".!?" or len(before) + len(lead) > bound:
         return quote
     return replace(quote, text=f"{before} {lead.strip()}\n{block}")
 
 
+_FOLLOWS_ON = re.compile(r"^(?:as a result|as such|because of this|for this reason|therefore|thus|this means|"
+                         r"that means|that's why|so)\b", re.I)
+
+
 def _line_and_above(quote: Quote, chunks: Sequence[Chunk]) -> tuple[str | None, str]:
-    """The note's line the quote starts on, and the line above it, read from a chunk holding both."""
+    """The note's line the quote starts on, and the line above it, read from a chunk holding both;
+    on the first line of its section's first chunk, nothing above (the heading is not text)."""
+    first = next((c for c in chunks if c.heading == quote.heading and c.page == quote.page), None)
     for chunk, lines in _file_lines(quote, chunks):
         k = quote.line_start - chunk.line_start
         if 1 <= k < len(lines):
             return lines[k], lines[k - 1]
+        if k == 0 and chunk is first:
+            return lines[0], ""
     return None, ""
 
 
