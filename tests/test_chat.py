@@ -126,7 +126,8 @@ def test_a_follow_up_to_a_how_to_question_is_answered_by_the_procedure(help_vaul
         answer = notes.ask("what about a custom title?", quotes_only=True,
                            retrieval_query="How do I make Callouts a custom title?")
     first = answer.quotes[0]
-    assert first.text.startswith("You can change it by adding text after the type identifier:"), first.text
+    # the lead-in opens the quote's first line (after the sentence before it on its line, if shown)
+    assert first.text.split("\n")[0].endswith("You can change it by adding text after the type identifier:"), first.text
     assert "> [!tip] Callouts can have custom titles" in first.text
 
 
