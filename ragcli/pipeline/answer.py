@@ -19,6 +19,7 @@ A stage function: it never prints. Tokens reach the caller through ``on_token``.
 from __future__ import annotations
 
 import contextlib
+import functools
 from dataclasses import replace
 import time
 from collections.abc import Callable, Sequence
@@ -131,7 +132,8 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
     evidence = select_evidence(asked, hits_and_rows, embed=searcher.embed_passages, idf=idf,
                                parts=parts, part_floor=PART_FLOOR,
                                focus=question if retrieval_query and retrieval_query != question else "")
-    sections = searcher.index.section_chunks
+    # the quote-time rules each read a quote's section: one query a section for the answer
+    sections = functools.lru_cache(maxsize=None)(searcher.index.section_chunks)
     quotes = complete_lead_ins(quote_the_row(asked, evidence.quotes, hits_and_rows, idf), sections, asked)
     quotes = with_whole_procedure(quotes, asked, sections)
     quotes = with_sentence_after(with_rule_before(quotes, sections), asked, sections)

@@ -63,10 +63,28 @@ def complete_lead_ins(quotes: Sequence[Quote], section_chunks: Callable[[str, st
             out.append(made[-1])
     if not made:
         return out
-    # a line of a block made here, quoted on its own too, would be read twice
-    kept = [q for q in out if not any(b is not q and b.path == q.path and b.line_start <= q.line_start
-                                      and q.line_end <= b.line_end for b in made)]
+    return _without_inside(out, made)
+
+
+def _without_inside(quotes: list[Quote], made: list[Quote]) -> list[Quote]:
+    """``quotes`` less those a block made here holds (a line of it quoted on its own too would be
+    read twice), numbered again from 1."""
+    kept = [q for q in quotes if not any(b is not q and b.path == q.path and b.line_start <= q.line_start
+                                         and q.line_end <= b.line_end for b in made)]
     return [replace(q, n=n) for n, q in enumerate(kept, 1)]
+
+
+def _shown(quotes: Sequence[Quote], quote: Quote, line: int) -> bool:
+    """Is ``line`` of ``quote``'s note (and page) shown already, in a quote of its own?"""
+    return any(q.path == quote.path and q.page == quote.page and q.line_start <= line <= q.line_end for q in quotes)
+
+
+def _section_lines(quote: Quote, chunks: Sequence[Chunk]) -> dict[int, str]:
+    """The note's lines the section's chunks hold, by line number (chunks overlap: one text a line)."""
+    lines: dict[int, str] = {}
+    for chunk, texts in _file_lines(quote, chunks):
+        lines.update((chunk.line_start + k, t) for k, t in enumerate(texts))
+    return lines
 
 
 def _following_block(quote: Quote, chunks: Sequence[Chunk], header_terms: set[str] | None = None
@@ -124,9 +142,7 @@ def with_row_headers(quotes: Sequence[Quote], section_chunks: Callable[[str, str
 
 
 def _named_row(quote: Quote, chunks: Sequence[Chunk]) -> tuple[str, str] | None:
-    lines: dict[int, str] = {}
-    for chunk, texts in _file_lines(quote, chunks):
-        lines.update((chunk.line_start + k, t) for k, t in enumerate(texts))
+    lines = _section_lines(quote, chunks)
     if quote.line_start not in lines:
         return None
     row = pipe_cells(lines[quote.line_start])
@@ -152,8 +168,7 @@ def with_sentence_before_code(quotes: Sequence[Quote], section_chunks: Callable[
         chunks = section_chunks(quote.path, quote.heading)
         found = _sentence_above_code(quote, chunks) if quote.kind == "code" \
             else _label_above_steps(quote, chunks) if quote.kind == "steps" else None
-        if found is None or any(q.path == quote.path and q.page == quote.page and q.line_start <= found[1] <= q.line_end
-                                for q in quotes):  # shown already, in a quote of its own
+        if found is None or _shown(quotes, quote, found[1]):
             out.append(quote)
             continue
         sentence, line = found
@@ -200,17 +215,13 @@ def with_whole_procedure(quotes: Sequence[Quote], question: str,
         out.append(made[-1])
     if not made:
         return out
-    kept = [q for q in out if not any(b is not q and b.path == q.path and b.line_start <= q.line_start
-                                      and q.line_end <= b.line_end for b in made)]
-    return [replace(q, n=n) for n, q in enumerate(kept, 1)]
+    return _without_inside(out, made)
 
 
 def _procedure(quote: Quote, chunks: Sequence[Chunk]) -> tuple[list[str], int, int] | None:
     """The numbered list the quote's first line stands in, as the note shows it, when the quote
     holds only part of it and it fits a block's bounds; its first and last lines in the file."""
-    lines: dict[int, str] = {}
-    for chunk, texts in _file_lines(quote, chunks):
-        lines.update((chunk.line_start + k, t) for k, t in enumerate(texts))
+    lines = _section_lines(quote, chunks)
     if not _ORDERED.match(lines.get(quote.line_start, "")):
         return None
     first = quote.line_start
@@ -301,7 +312,7 @@ def with_sentence_pointed_back_to(quotes: Sequence[Quote], section_chunks: Calla
     for quote in quotes:
         found = _line_before(quote, section_chunks(quote.path, quote.heading)) \
             if quote.kind in ("sentence", "line") and quote.page is None and _POINTS_BACK.search(quote.text) else None
-        if found is None or any(q.path == quote.path and q.line_start <= found[1] <= q.line_end for q in quotes):
+        if found is None or _shown(quotes, quote, found[1]):
             out.append(quote)
             continue
         out.append(replace(quote, text=f"{found[0]} {quote.text.strip()}", line_start=found[1]))
