@@ -84,27 +84,27 @@ def _code_quote(line: int, text: str = "![[Internal links#^b15695]]") -> Quote:
 
 
 def test_code_is_shown_with_the_one_line_paragraph_above_it():
-    from ragcli.retrieve.rule_before import with_sentence_before_code
+    from ragcli.retrieve.rule_before import with_line_above
 
     section = [Chunk("c3", "/v/Embed files.md", "Embed files", "Embed files > Embed a note in another note",
                      EMBEDS, 18, 18 + EMBEDS.count("\n"))]
-    shown = with_sentence_before_code([_code_quote(29)], lambda path, heading: section)[0]
+    shown = with_line_above([_code_quote(29)], lambda path, heading: section)[0]
     assert shown.text == "You can also embed specific headings and blocks.\n![[Internal links#^b15695]]"
     assert (shown.kind, shown.line_start, shown.line_end) == ("block", 26, 29)
     # the sentence quoted already is not said twice
     said = Quote(1, "You can also embed specific headings and blocks.", "sentence", "/v/Embed files.md", "Embed files",
                  "Embed files > Embed a note in another note", 26, 26, None, 0.7)
-    assert with_sentence_before_code([said, _code_quote(29)], lambda path, heading: section)[1] == _code_quote(29)
+    assert with_line_above([said, _code_quote(29)], lambda path, heading: section)[1] == _code_quote(29)
     # a paragraph of two lines, or code quoted from a line inside its block, is left as it was
     longer = EMBEDS.replace("You can also", "Headings work too.\nYou can also")
     two_lines = [Chunk("c3", "/v/Embed files.md", "Embed files", "Embed files > Embed a note in another note",
                        longer, 18, 18 + longer.count("\n"))]
-    assert with_sentence_before_code([_code_quote(30)], lambda path, heading: two_lines) == [_code_quote(30)]
+    assert with_line_above([_code_quote(30)], lambda path, heading: two_lines) == [_code_quote(30)]
     deeper = EMBEDS.replace("![[Internal links#^b15695]]", "![[Internal links#^b15695]]\n![[Internal links#Heading]]")
     inside = [Chunk("c3", "/v/Embed files.md", "Embed files", "Embed files > Embed a note in another note",
                     deeper, 18, 18 + deeper.count("\n"))]
     second = _code_quote(30, "![[Internal links#Heading]]")
-    assert with_sentence_before_code([second], lambda path, heading: inside) == [second]
+    assert with_line_above([second], lambda path, heading: inside) == [second]
 
 
 TABS = ("## Switch to a different tab\n\nSelect a tab to switch to it. Or, use a keyboard shortcut:\n\n"
@@ -162,7 +162,7 @@ PLATFORMS = ("Another way to navigate is the graph.\n\n"
 
 
 def test_a_numbered_list_is_shown_with_the_bold_label_just_above_it():
-    from ragcli.retrieve.rule_before import with_sentence_before_code
+    from ragcli.retrieve.rule_before import with_line_above
 
     section = [Chunk("p1", "/v/Link notes.md", "Link notes", "Link notes > Navigate", PLATFORMS, 40,
                      40 + PLATFORMS.count("\n"))]
@@ -173,14 +173,14 @@ def test_a_numbered_list_is_shown_with_the_bold_label_just_above_it():
         return Quote(1, body, "steps", "/v/Link notes.md", "Link notes", "Link notes > Navigate", first, first + 1,
                      None, 0.6)
 
-    desktop, mobile = with_sentence_before_code([steps(43), steps(47)], lambda path, heading: section)
+    desktop, mobile = with_line_above([steps(43), steps(47)], lambda path, heading: section)
     assert desktop.text.startswith("**Desktop**\n1. Click") and (desktop.kind, desktop.line_start) == ("block", 42)
     assert mobile.text.startswith("**Mobile**\n1. Select") and mobile.line_start == 46
     # a line of prose run on above the list is no label
     prose = PLATFORMS.replace("**Desktop**", "Click through it")
     section[0] = Chunk("p1", "/v/Link notes.md", "Link notes", "Link notes > Navigate", prose, 40,
                        40 + prose.count("\n"))
-    assert with_sentence_before_code([steps(43)], lambda path, heading: section) == [steps(43)]
+    assert with_line_above([steps(43)], lambda path, heading: section) == [steps(43)]
 
 
 CLOUDFLARE = ("**CloudFlare:**\n\n1. Open Cloudflare to the domain.\n2. Go to **DNS** and click **Add Record**.\n"
@@ -196,7 +196,7 @@ def _cloudflare() -> list[Chunk]:
 
 
 def test_for_how_a_step_of_a_list_the_chunker_cut_is_read_with_the_whole_list_and_its_label():
-    from ragcli.retrieve.rule_before import with_sentence_before_code, with_whole_procedure
+    from ragcli.retrieve.rule_before import with_line_above, with_whole_procedure
 
     step = Quote(1, "Open Cloudflare to the domain.", "item", "/v/Custom domains.md", "Custom domains",
                  "Custom domains > Set up using CloudFlare", 30, 30, None, 0.6)
@@ -205,7 +205,7 @@ def test_for_how_a_step_of_a_list_the_chunker_cut_is_read_with_the_whole_list_an
     assert (whole.kind, whole.line_start, whole.line_end) == ("steps", 30, 33)
     assert whole.text.startswith("1. Open Cloudflare") and whole.text.endswith('set the mode to "Full".')
     # its bold label, a blank line above it, is shown with it
-    labelled = with_sentence_before_code([whole], lambda path, heading: _cloudflare())[0]
+    labelled = with_line_above([whole], lambda path, heading: _cloudflare())[0]
     assert labelled.text.startswith("**CloudFlare:**\n1. Open Cloudflare") and labelled.line_start == 28
     # not for a question that asks no "how", nor for a quote that holds the whole list already
     assert with_whole_procedure([step], "Is Cloudflare supported?", lambda path, heading: _cloudflare()) == [step]

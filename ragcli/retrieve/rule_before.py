@@ -7,7 +7,7 @@ once the quotes are chosen:
 - for "how do I", the sentence after a step that goes on about it, or the step after a sentence
   that says what the thing is (``with_sentence_after``);
 - the one-line paragraph above a code block, and the bold label above a numbered list
-  (``with_sentence_before_code``);
+  (``with_line_above``);
 - a table row's header, when the chunker cut the table between them (``with_row_headers``).
 
 "Tags can't contain blank spaces. To separate two or more words, you can instead use the
@@ -157,7 +157,7 @@ def _named_row(quote: Quote, chunks: Sequence[Chunk]) -> tuple[str, str] | None:
     return row_text(row, header), " | ".join(header)
 
 
-def with_sentence_before_code(quotes: Sequence[Quote], section_chunks: Callable[[str, str], Sequence[Chunk]]
+def with_line_above(quotes: Sequence[Quote], section_chunks: Callable[[str, str], Sequence[Chunk]]
                               ) -> list[Quote]:
     """A code block quoted from its first line, with the one-line paragraph just above it: "You
     can also embed specific headings and blocks." then `![[Internal links#^b15695]]`. The code
