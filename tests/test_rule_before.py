@@ -58,7 +58,7 @@ def _callouts(text: str = CALLOUTS) -> list[Chunk]:
 
 
 def test_a_how_to_step_is_shown_with_the_sentence_that_goes_on_about_it():
-    from ragcli.retrieve.rule_before import with_sentence_after
+    from ragcli.retrieve.beside import with_sentence_after
 
     step = Quote(1, FOLDABLE, "line", "/v/Callouts.md", "Callouts", "Callouts > Foldable callouts",
                  55, 55, None, 0.6)
@@ -143,7 +143,7 @@ STEP = "Create nested tags by using forward slashes (`/`) in the tag name, for e
 
 
 def test_for_how_a_sentence_saying_what_a_thing_is_gets_the_step_after_it():
-    from ragcli.retrieve.rule_before import with_sentence_after
+    from ragcli.retrieve.beside import with_sentence_after
 
     section = [Chunk("n1", "/v/Tags.md", "Tags", "Tags > Nested tags", NESTED, 30, 30 + NESTED.count("\n"))]
     said = Quote(1, DEFINES, "sentence", "/v/Tags.md", "Tags", "Tags > Nested tags", 32, 32, None, 0.6)
@@ -218,7 +218,7 @@ INVALID = ("Even if you disable the Wikilink format, you can still autocomplete 
 
 
 def test_a_sentence_pointing_back_is_shown_with_the_sentence_it_points_to():
-    from ragcli.retrieve.rule_before import with_sentence_pointed_back_to
+    from ragcli.retrieve.beside import with_sentence_pointed_back_to
 
     section = [Chunk("i1", "/v/Internal links.md", "Internal links", "Internal links > Formats", INVALID, 42,
                      42 + INVALID.count("\n"))]

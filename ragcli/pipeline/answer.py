@@ -38,8 +38,9 @@ from ..retrieve.figures import direct_figure, quote_the_row
 from ..retrieve.parts import question_parts
 from ..retrieve.relevance import names_in, names_not_in, relevant, unheard_words, unknown_names
 from ..retrieve.pages import with_following, with_page_rows
-from ..retrieve.rule_before import (complete_lead_ins, with_row_headers, with_rule_before, with_sentence_after,
-                                    with_line_above, with_sentence_pointed_back_to, with_whole_procedure)
+from ..retrieve.beside import with_sentence_after, with_sentence_pointed_back_to
+from ..retrieve.rule_before import (complete_lead_ins, with_line_above, with_row_headers, with_rule_before,
+                                    with_whole_procedure)
 from ..types import Answer, Hit, Quote, Source
 from ..words import asks_figure, asks_reason, holds_figure, query_terms
 from .session import Session

@@ -4,11 +4,11 @@ once the quotes are chosen:
   whose header names what is asked (``complete_lead_ins``);
 - the rule a lead-in's block illustrates, said just before the lead-in on its line
   (``with_rule_before``);
-- for "how do I", the sentence after a step that goes on about it, or the step after a sentence
-  that says what the thing is (``with_sentence_after``);
 - the one-line paragraph above a code block, and the bold label above a numbered list
   (``with_line_above``);
-- a table row's header, when the chunker cut the table between them (``with_row_headers``).
+- a table row's header, when the chunker cut the table between them (``with_row_headers``);
+- for "how do I", a numbered list the chunker cut, whole (``with_whole_procedure``).
+The sentences beside a quote are ``beside``'s.
 
 "Tags can't contain blank spaces. To separate two or more words, you can instead use the
 following formats:" then the list: the quote is the lead-in with its list, and the sentence
@@ -28,13 +28,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from ..types import Chunk, Hit, Quote
-from ..words import query_terms, split_sentences
+from ..words import query_terms
 from .evidence import asks_how
-from .padding import gives_instruction
 from .units import (LEAD_IN, MAX_BLOCK_CHARS, MAX_BLOCK_LINES, MAX_EXAMPLE_LINES, PIPE_ROW, block_lines,
                     pipe_cells, read_blocks, row_text)
 
 MAX_LEAD_CHARS = 240  # the sentence before and the lead-in, together (a short paragraph's bound)
+PLAIN = re.compile(r"^[A-Z]")  # a paragraph's line of prose: not an item, a row, code, a quote or a heading
 
 
 def complete_lead_ins(quotes: Sequence[Quote], section_chunks: Callable[[str, str], Sequence[Chunk]],
@@ -74,7 +74,7 @@ def _without_inside(quotes: list[Quote], made: list[Quote]) -> list[Quote]:
     return [replace(q, n=n) for n, q in enumerate(kept, 1)]
 
 
-def _shown(quotes: Sequence[Quote], quote: Quote, line: int) -> bool:
+def shown(quotes: Sequence[Quote], quote: Quote, line: int) -> bool:
     """Is ``line`` of ``quote``'s note (and page) shown already, in a quote of its own?"""
     return any(q.path == quote.path and q.page == quote.page and q.line_start <= line <= q.line_end for q in quotes)
 
@@ -82,7 +82,7 @@ def _shown(quotes: Sequence[Quote], quote: Quote, line: int) -> bool:
 def _section_lines(quote: Quote, chunks: Sequence[Chunk]) -> dict[int, str]:
     """The note's lines the section's chunks hold, by line number (chunks overlap: one text a line)."""
     lines: dict[int, str] = {}
-    for chunk, texts in _file_lines(quote, chunks):
+    for chunk, texts in file_lines(quote, chunks):
         lines.update((chunk.line_start + k, t) for k, t in enumerate(texts))
     return lines
 
@@ -168,7 +168,7 @@ def with_line_above(quotes: Sequence[Quote], section_chunks: Callable[[str, str]
         chunks = section_chunks(quote.path, quote.heading)
         found = _sentence_above_code(quote, chunks) if quote.kind == "code" \
             else _label_above_steps(quote, chunks) if quote.kind == "steps" else None
-        if found is None or _shown(quotes, quote, found[1]):
+        if found is None or shown(quotes, quote, found[1]):
             out.append(quote)
             continue
         sentence, line = found
@@ -179,12 +179,12 @@ def with_line_above(quotes: Sequence[Quote], section_chunks: Callable[[str, str]
 def _sentence_above_code(quote: Quote, chunks: Sequence[Chunk]) -> tuple[str, int] | None:
     """The line of prose, alone in its paragraph, that stands a blank line above the fence the
     quote's code opens with, and its line in the file."""
-    for chunk, lines in _file_lines(quote, chunks):
+    for chunk, lines in file_lines(quote, chunks):
         k = quote.line_start - chunk.line_start
         if not 4 <= k < len(lines) or not _FENCE_LINE.match(lines[k - 1]):
             continue
         above, text, before = lines[k - 2], lines[k - 3].strip(), lines[k - 4]
-        if above.strip() or before.strip() or not _PLAIN.match(text) or text[-1] not in ".:" \
+        if above.strip() or before.strip() or not PLAIN.match(text) or text[-1] not in ".:" \
                 or len(text) > MAX_LEAD_CHARS:
             return None
         return text, quote.line_start - 3
@@ -244,7 +244,7 @@ def _label_above_steps(quote: Quote, chunks: Sequence[Chunk]) -> tuple[str, int]
     """The bold label on the line just above a numbered list quoted whole ("**Desktop**" then
     "1. In the upper-right corner of the note, ..."): two procedures for one task, one a
     platform, read without their labels do not say which is which."""
-    for chunk, lines in _file_lines(quote, chunks):
+    for chunk, lines in file_lines(quote, chunks):
         k = quote.line_start - chunk.line_start
         if not 1 <= k < len(lines):
             continue
@@ -280,7 +280,7 @@ def _line_and_above(quote: Quote, chunks: Sequence[Chunk]) -> tuple[str | None, 
     """The note's line the quote starts on, and the line above it, read from a chunk holding both;
     on the first line of its section's first chunk, nothing above (the heading is not text)."""
     first = next((c for c in chunks if c.heading == quote.heading and c.page == quote.page), None)
-    for chunk, lines in _file_lines(quote, chunks):
+    for chunk, lines in file_lines(quote, chunks):
         k = quote.line_start - chunk.line_start
         if 1 <= k < len(lines):
             return lines[k], lines[k - 1]
@@ -289,123 +289,10 @@ def _line_and_above(quote: Quote, chunks: Sequence[Chunk]) -> tuple[str | None, 
     return None, ""
 
 
-def _file_lines(quote: Quote, chunks: Sequence[Chunk]):
+def file_lines(quote: Quote, chunks: Sequence[Chunk]):
     """The chunks on the quote's page whose text lines are the note's lines (an embed's lines
     are not the file's), with those lines."""
     for chunk in chunks:
         lines = chunk.text.split("\n")
         if chunk.page == quote.page and len(lines) == chunk.line_end - chunk.line_start + 1:
             yield chunk, lines
-
-
-_POINTS_BACK = re.compile(r"\b(?:those|these|such)\s+[a-z]", re.I)  # "avoiding using those characters"
-_CALLOUT_MARK = re.compile(r"^\s*(?:>\s?)+")
-
-
-def with_sentence_pointed_back_to(quotes: Sequence[Quote], section_chunks: Callable[[str, str], Sequence[Chunk]]
-                                  ) -> list[Quote]:
-    """A sentence that points back ("We recommend avoiding using those characters ..."), with the
-    sentence before it on the line above, which names what it points to ("A string which
-    contains the following characters may not work as a link: `# | ^ : %% [[ ]]`."): alone it
-    says to avoid something the reader is not shown."""
-    out = []
-    for quote in quotes:
-        found = _line_before(quote, section_chunks(quote.path, quote.heading)) \
-            if quote.kind in ("sentence", "line") and quote.page is None and _POINTS_BACK.search(quote.text) else None
-        if found is None or _shown(quotes, quote, found[1]):
-            out.append(quote)
-            continue
-        out.append(replace(quote, text=f"{found[0]} {quote.text.strip()}", line_start=found[1]))
-    return out
-
-
-def _line_before(quote: Quote, chunks: Sequence[Chunk]) -> tuple[str, int] | None:
-    """The last sentence of the line of prose just above the quote's paragraph (a blank line, or a
-    callout's bare '>', may stand between), in the same callout or none, and its line."""
-    for chunk, lines in _file_lines(quote, chunks):
-        k = quote.line_start - chunk.line_start
-        if not 1 <= k < len(lines) or not _CALLOUT_MARK.sub("", lines[k]).strip().startswith(quote.text.strip()[:20]):
-            continue
-        callout = bool(_CALLOUT_MARK.match(lines[k]))
-        at = k - 1
-        if at >= 1 and not _CALLOUT_MARK.sub("", lines[at]).strip():
-            at -= 1
-        line = lines[at]
-        text = _CALLOUT_MARK.sub("", line).strip()
-        if bool(_CALLOUT_MARK.match(line)) != callout or not _PLAIN.match(text) or text[-1] not in ".:" \
-                or text.startswith("#"):
-            return None
-        sentence = split_sentences(text)[-1]
-        return (sentence, chunk.line_start + at) if len(sentence) <= MAX_LEAD_CHARS else None
-    return None
-
-
-# ----------------------------------------------------------------------------- the sentence after
-
-MAX_AFTER_CHARS = 160
-_PLAIN = re.compile(r"^[A-Z]")  # a paragraph's line of prose: not an item, a row, code, a quote or a heading
-_GOES_ON = re.compile(r"^(?:A|An|The)\s")
-
-
-def with_sentence_after(quotes: Sequence[Quote], question: str,
-                        section_chunks: Callable[[str, str], Sequence[Chunk]]) -> list[Quote]:
-    """For "how do I ...", a step said in one sentence, with the sentence after it when that one
-    goes on about what the step named: "You can make a callout foldable by adding a plus (`+`) or
-    a minus (`-`) ..." then "A plus sign expands the callout by default, and a minus sign
-    collapses it instead."; "To create a callout, add `[!info]` ..., where `info` is the _type
-    identifier_." then "The type identifier determines how the callout looks and feels." It opens
-    with "A", "An" or "The", holds a word of the step that the question does not, and is short."""
-    if not asks_how(question):
-        return list(quotes)
-    asked = query_terms(question)
-    out = []
-    for q in quotes:
-        if q.kind in ("sentence", "line"):
-            others = [o.text for o in quotes if o is not q]
-            q = _with_after(q, asked, section_chunks) if gives_instruction(q.text) \
-                else _with_step_after(q, section_chunks, others)
-        out.append(q)
-    return out
-
-
-MAX_STEP_CHARS = 240
-
-
-def _with_step_after(quote: Quote, section_chunks, others: Sequence[str]) -> Quote:
-    """For "how do I", a sentence that says what a thing is ("Nested tags define tag hierarchies
-    ..."), with the step that follows it on the same thing ("Create nested tags by using forward
-    slashes (`/`) in the tag name, for example `#inbox/to-read`"): the definition names the
-    task, the step does it."""
-    after, end = _next_sentence(quote, section_chunks(quote.path, quote.heading))
-    if not after or len(after) > MAX_STEP_CHARS or not gives_instruction(after):
-        return quote
-    if not query_terms(after) & query_terms(quote.text) or any(after in text for text in others):
-        return quote
-    return replace(quote, text=f"{quote.text.rstrip()} {after}", line_end=end)
-
-
-def _with_after(quote: Quote, asked: set[str], section_chunks) -> Quote:
-    after, end = _next_sentence(quote, section_chunks(quote.path, quote.heading))
-    if not after or len(after) > MAX_AFTER_CHARS or not _GOES_ON.match(after):
-        return quote
-    if not (query_terms(after) & query_terms(quote.text)) - asked:
-        return quote
-    return replace(quote, text=f"{quote.text.rstrip()} {after}", line_end=end)
-
-
-def _next_sentence(quote: Quote, chunks: Sequence[Chunk]) -> tuple[str, int]:
-    """The sentence after the quote in its note: the rest of its last line, or else the paragraph
-    that starts after one blank line (its first sentence), with the file line it ends on."""
-    for chunk, lines in _file_lines(quote, chunks):
-        k = quote.line_end - chunk.line_start
-        if not 0 <= k < len(lines):
-            continue
-        tail = quote.text.strip().split("\n")[-1][-40:]
-        at = lines[k].find(tail)
-        rest = lines[k][at + len(tail):].strip() if at >= 0 else ""
-        if rest:
-            return split_sentences(rest)[0], quote.line_end
-        if k + 2 < len(lines) and not lines[k + 1].strip() and _PLAIN.match(lines[k + 2]):
-            return split_sentences(lines[k + 2].strip())[0], quote.line_end + 2
-        return "", quote.line_end
-    return "", quote.line_end

@@ -1,0 +1,128 @@
+"""The sentences beside a quote that it needs, read from its section's chunks once the quotes are
+chosen:
+- a sentence that points back ("avoiding using those characters"), with the sentence it points to
+  (``with_sentence_pointed_back_to``);
+- for "how do I", a step with the sentence after it that goes on about it, or a sentence saying
+  what a thing is with the step after it (``with_sentence_after``).
+Only from the note's own lines, like the blocks and lead-ins of ``rule_before``."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from ..types import Chunk, Quote
+from ..words import query_terms, split_sentences
+from .evidence import asks_how
+from .padding import gives_instruction
+from .rule_before import MAX_LEAD_CHARS, PLAIN, file_lines, shown
+
+_POINTS_BACK = re.compile(r"\b(?:those|these|such)\s+[a-z]", re.I)  # "avoiding using those characters"
+_CALLOUT_MARK = re.compile(r"^\s*(?:>\s?)+")
+
+
+def with_sentence_pointed_back_to(quotes: Sequence[Quote], section_chunks: Callable[[str, str], Sequence[Chunk]]
+                                  ) -> list[Quote]:
+    """A sentence that points back ("We recommend avoiding using those characters ..."), with the
+    sentence before it on the line above, which names what it points to ("A string which
+    contains the following characters may not work as a link: `# | ^ : %% [[ ]]`."): alone it
+    says to avoid something the reader is not shown."""
+    out = []
+    for quote in quotes:
+        found = _line_before(quote, section_chunks(quote.path, quote.heading)) \
+            if quote.kind in ("sentence", "line") and quote.page is None and _POINTS_BACK.search(quote.text) else None
+        if found is None or shown(quotes, quote, found[1]):
+            out.append(quote)
+            continue
+        out.append(replace(quote, text=f"{found[0]} {quote.text.strip()}", line_start=found[1]))
+    return out
+
+
+def _line_before(quote: Quote, chunks: Sequence[Chunk]) -> tuple[str, int] | None:
+    """The last sentence of the line of prose just above the quote's paragraph (a blank line, or a
+    callout's bare '>', may stand between), in the same callout or none, and its line."""
+    for chunk, lines in file_lines(quote, chunks):
+        k = quote.line_start - chunk.line_start
+        if not 1 <= k < len(lines) or not _CALLOUT_MARK.sub("", lines[k]).strip().startswith(quote.text.strip()[:20]):
+            continue
+        callout = bool(_CALLOUT_MARK.match(lines[k]))
+        at = k - 1
+        if at >= 1 and not _CALLOUT_MARK.sub("", lines[at]).strip():
+            at -= 1
+        line = lines[at]
+        text = _CALLOUT_MARK.sub("", line).strip()
+        if bool(_CALLOUT_MARK.match(line)) != callout or not PLAIN.match(text) or text[-1] not in ".:" \
+                or text.startswith("#"):
+            return None
+        sentence = split_sentences(text)[-1]
+        return (sentence, chunk.line_start + at) if len(sentence) <= MAX_LEAD_CHARS else None
+    return None
+
+
+MAX_AFTER_CHARS = 160
+_GOES_ON = re.compile(r"^(?:A|An|The)\s")
+
+
+def with_sentence_after(quotes: Sequence[Quote], question: str,
+                        section_chunks: Callable[[str, str], Sequence[Chunk]]) -> list[Quote]:
+    """For "how do I ...", a step said in one sentence, with the sentence after it when that one
+    goes on about what the step named: "You can make a callout foldable by adding a plus (`+`) or
+    a minus (`-`) ..." then "A plus sign expands the callout by default, and a minus sign
+    collapses it instead."; "To create a callout, add `[!info]` ..., where `info` is the _type
+    identifier_." then "The type identifier determines how the callout looks and feels." It opens
+    with "A", "An" or "The", holds a word of the step that the question does not, and is short."""
+    if not asks_how(question):
+        return list(quotes)
+    asked = query_terms(question)
+    out = []
+    for q in quotes:
+        if q.kind in ("sentence", "line"):
+            others = [o.text for o in quotes if o is not q]
+            q = _with_after(q, asked, section_chunks) if gives_instruction(q.text) \
+                else _with_step_after(q, section_chunks, others)
+        out.append(q)
+    return out
+
+
+MAX_STEP_CHARS = 240
+
+
+def _with_step_after(quote: Quote, section_chunks, others: Sequence[str]) -> Quote:
+    """For "how do I", a sentence that says what a thing is ("Nested tags define tag hierarchies
+    ..."), with the step that follows it on the same thing ("Create nested tags by using forward
+    slashes (`/`) in the tag name, for example `#inbox/to-read`"): the definition names the
+    task, the step does it."""
+    after, end = _next_sentence(quote, section_chunks(quote.path, quote.heading))
+    if not after or len(after) > MAX_STEP_CHARS or not gives_instruction(after):
+        return quote
+    if not query_terms(after) & query_terms(quote.text) or any(after in text for text in others):
+        return quote
+    return replace(quote, text=f"{quote.text.rstrip()} {after}", line_end=end)
+
+
+def _with_after(quote: Quote, asked: set[str], section_chunks) -> Quote:
+    after, end = _next_sentence(quote, section_chunks(quote.path, quote.heading))
+    if not after or len(after) > MAX_AFTER_CHARS or not _GOES_ON.match(after):
+        return quote
+    if not (query_terms(after) & query_terms(quote.text)) - asked:
+        return quote
+    return replace(quote, text=f"{quote.text.rstrip()} {after}", line_end=end)
+
+
+def _next_sentence(quote: Quote, chunks: Sequence[Chunk]) -> tuple[str, int]:
+    """The sentence after the quote in its note: the rest of its last line, or else the paragraph
+    that starts after one blank line (its first sentence), with the file line it ends on."""
+    for chunk, lines in file_lines(quote, chunks):
+        k = quote.line_end - chunk.line_start
+        if not 0 <= k < len(lines):
+            continue
+        tail = quote.text.strip().split("\n")[-1][-40:]
+        at = lines[k].find(tail)
+        rest = lines[k][at + len(tail):].strip() if at >= 0 else ""
+        if rest:
+            return split_sentences(rest)[0], quote.line_end
+        if k + 2 < len(lines) and not lines[k + 1].strip() and PLAIN.match(lines[k + 2]):
+            return split_sentences(lines[k + 2].strip())[0], quote.line_end + 2
+        return "", quote.line_end
+    return "", quote.line_end
