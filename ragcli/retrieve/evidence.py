@@ -32,8 +32,6 @@ from .padding import BLOCK_KINDS, STEP_SENTENCE, best_pads, without_padding
 from .steps import other_steps, steps_holding, steps_whole
 from .units import Unit, split_units
 
-_DIGIT = re.compile(r"\d")
-
 __all__ = ["Unit", "split_units", "select_quotes", "unit_context", "word_scores"]
 
 MAX_UNITS = 36  # units embedded per question (the best by words, then by chunk rank)
@@ -41,10 +39,11 @@ MAX_QUOTES = 3
 MAX_PER_CHUNK = 2
 RELATIVE_FLOOR = 0.8  # a quote scores at least this share of the best quote's score
 W_MEANING, W_WORDS, W_PLACE = 0.6, 0.35, 0.05
-# A question (or part) that asks for a figure or a time is answered by a unit that holds one:
-# "how long should the shot take" by "in 25 to 30 seconds", not by "takes about three shots".
-W_FIGURE = 0.06
-W_TYPE = 0.15  # ... and most by one of the kind asked: a duration for "how long", a time for "when"
+# A question (or part) that asks for a figure of a kind is answered by a unit that holds one: "how
+# long should the shot take" by "in 25 to 30 seconds", not by "takes about three shots". (A bonus
+# for holding any figure at all, 0.06, was dropped in session 13: without it two reports answers
+# gained recall and as many lost words, and none lost.)
+W_TYPE = 0.15
 # "How do I ..." is answered by a procedure: code, or a lead-in with the steps it introduces.
 # A sentence ending in a colon whose block is not with it (an embed expanded in its place)
 # promises what it does not hold.
@@ -170,7 +169,6 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
     heading_vecs = vectors[len(queries) + len(order):]
     named = _closest_section(sections, heading_vecs, q)
 
-    has_figure = [bool(_DIGIT.search(units[k].text)) for k in order]
     # each unit's words beyond its heading's, stemmed once for every part scored below
     beyond_heading = [query_terms(units[k].text) - query_terms(heading_text(units[k].chunk.title, units[k].chunk.heading))
                       for k in order]
@@ -183,7 +181,6 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
         """(rank, score, unit) best first: the score says how well a unit answers (the "not
         covered" gate reads it); the rank adds the bonus for holding the kind of figure asked,
         which picks among units but must not make a question look answered."""
-        figure = W_FIGURE if asks_figure(ask) else 0.0
         kind = answer_type(ask)
         procedure = how if ask in (question, focus) else asks_how(ask)
         asked = query_terms(ask) | query_terms(question)
@@ -192,7 +189,7 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
             base = (W_MEANING * float(np.dot(unit_vecs[pos], vec)) + W_WORDS * w[k]
                     + W_PLACE / math.sqrt(units[k].hit.rank or 1))
             unit = units[k]
-            bonus = figure * has_figure[pos] + (W_TYPE if kind is not None and kind.search(unit.text) else 0.0)
+            bonus = W_TYPE if kind is not None and kind.search(unit.text) else 0.0
             if unit.kind == "steps" and not procedure:
                 # a whole list answers "how do I" or "what do I need", not "what pressure": the item
                 # holding it does, so the list must beat its best item by more than a bonus
