@@ -212,31 +212,6 @@ def test_for_how_a_step_of_a_list_the_chunker_cut_is_read_with_the_whole_list_an
     assert with_whole_procedure([whole], how, lambda path, heading: _cloudflare()) == [whole]
 
 
-INVALID = ("Even if you disable the Wikilink format, you can still autocomplete links.\n\n> Invalid characters\n"
-           "> A string which contains the following characters may not work as a link: `# | ^ : %% [[ ]]`.\n>\n"
-           "> We recommend avoiding using those characters and practicing safe filename practices.")
-
-
-def test_a_sentence_pointing_back_is_shown_with_the_sentence_it_points_to():
-    from ragcli.retrieve.beside import with_sentence_pointed_back_to
-
-    section = [Chunk("i1", "/v/Internal links.md", "Internal links", "Internal links > Formats", INVALID, 42,
-                     42 + INVALID.count("\n"))]
-    said = Quote(1, "We recommend avoiding using those characters and practicing safe filename practices.", "line",
-                 "/v/Internal links.md", "Internal links", "Internal links > Formats", 47, 47, None, 0.6)
-    shown = with_sentence_pointed_back_to([said], lambda path, heading: section)[0]
-    assert shown.text.startswith("A string which contains the following characters may not work as a link:")
-    assert shown.text.endswith("those characters and practicing safe filename practices.") and shown.line_start == 45
-    # a sentence that points back to nothing ("those" absent) is left as it was, as is one outside the callout
-    plain = Quote(1, "Even if you disable the Wikilink format, you can still autocomplete links.", "line",
-                  "/v/Internal links.md", "Internal links", "Internal links > Formats", 42, 42, None, 0.6)
-    assert with_sentence_pointed_back_to([plain], lambda path, heading: section) == [plain]
-    outside = INVALID.replace("> We recommend", "We recommend")
-    section[0] = Chunk("i1", "/v/Internal links.md", "Internal links", "Internal links > Formats", outside, 42,
-                       42 + outside.count("\n"))
-    assert with_sentence_pointed_back_to([said], lambda path, heading: section) == [said]
-
-
 CAPABILITIES = ("Due to technical limitations, Obsidian cannot reliably restrict plugins to specific permissions or "
                 "access levels. This means that plugins will inherit Obsidian's access levels. As a result, consider "
                 "the following examples of what community plugins can do:\n\n"

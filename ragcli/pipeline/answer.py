@@ -38,7 +38,7 @@ from ..retrieve.figures import direct_figure, quote_the_row
 from ..retrieve.parts import question_parts
 from ..retrieve.relevance import names_in, names_not_in, relevant, unheard_words, unknown_names
 from ..retrieve.pages import with_following, with_page_rows
-from ..retrieve.beside import with_sentence_after, with_sentence_pointed_back_to
+from ..retrieve.beside import with_sentence_after
 from ..retrieve.rule_before import (complete_lead_ins, with_line_above, with_row_headers, with_rule_before,
                                     with_whole_procedure)
 from ..types import Answer, Hit, Quote, Source
@@ -139,7 +139,6 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
     quotes = with_whole_procedure(quotes, asked, sections)
     quotes = with_sentence_after(with_rule_before(quotes, sections), asked, sections)
     quotes = with_row_headers(with_line_above(quotes, sections), sections)
-    quotes = with_sentence_pointed_back_to(quotes, sections)
     timings["quotes_s"] = time.perf_counter() - started
     best = max((q.score for q in quotes), default=0.0)
     named = [n for n in names_in(asked) if len(n) > 2]  # "ID", "PC": words in capitals more than names

@@ -1,10 +1,7 @@
-"""The sentences beside a quote that it needs, read from its section's chunks once the quotes are
-chosen:
-- a sentence that points back ("avoiding using those characters"), with the sentence it points to
-  (``with_sentence_pointed_back_to``);
-- for "how do I", a step with the sentence after it that goes on about it, or a sentence saying
-  what a thing is with the step after it (``with_sentence_after``).
-Only from the note's own lines, like the blocks and lead-ins of ``rule_before``."""
+"""The sentence after a quote that it needs, read from its section's chunks once the quotes are
+chosen: for "how do I", a step with the sentence after it that goes on about it, or a sentence
+saying what a thing is with the step after it (``with_sentence_after``). Only from the note's own
+lines, like the blocks and lead-ins of ``rule_before``."""
 
 from __future__ import annotations
 
@@ -16,49 +13,7 @@ from ..types import Chunk, Quote
 from ..words import query_terms, split_sentences
 from .evidence import asks_how
 from .padding import gives_instruction
-from .rule_before import MAX_LEAD_CHARS, PLAIN, file_lines, shown
-
-_POINTS_BACK = re.compile(r"\b(?:those|these|such)\s+[a-z]", re.I)  # "avoiding using those characters"
-_CALLOUT_MARK = re.compile(r"^\s*(?:>\s?)+")
-
-
-def with_sentence_pointed_back_to(quotes: Sequence[Quote], section_chunks: Callable[[str, str], Sequence[Chunk]]
-                                  ) -> list[Quote]:
-    """A sentence that points back ("We recommend avoiding using those characters ..."), with the
-    sentence before it on the line above, which names what it points to ("A string which
-    contains the following characters may not work as a link: `# | ^ : %% [[ ]]`."): alone it
-    says to avoid something the reader is not shown."""
-    out = []
-    for quote in quotes:
-        found = _line_before(quote, section_chunks(quote.path, quote.heading)) \
-            if quote.kind in ("sentence", "line") and quote.page is None and _POINTS_BACK.search(quote.text) else None
-        if found is None or shown(quotes, quote, found[1]):
-            out.append(quote)
-            continue
-        out.append(replace(quote, text=f"{found[0]} {quote.text.strip()}", line_start=found[1]))
-    return out
-
-
-def _line_before(quote: Quote, chunks: Sequence[Chunk]) -> tuple[str, int] | None:
-    """The last sentence of the line of prose just above the quote's paragraph (a blank line, or a
-    callout's bare '>', may stand between), in the same callout or none, and its line."""
-    for chunk, lines in file_lines(quote, chunks):
-        k = quote.line_start - chunk.line_start
-        if not 1 <= k < len(lines) or not _CALLOUT_MARK.sub("", lines[k]).strip().startswith(quote.text.strip()[:20]):
-            continue
-        callout = bool(_CALLOUT_MARK.match(lines[k]))
-        at = k - 1
-        if at >= 1 and not _CALLOUT_MARK.sub("", lines[at]).strip():
-            at -= 1
-        line = lines[at]
-        text = _CALLOUT_MARK.sub("", line).strip()
-        if bool(_CALLOUT_MARK.match(line)) != callout or not PLAIN.match(text) or text[-1] not in ".:" \
-                or text.startswith("#"):
-            return None
-        sentence = split_sentences(text)[-1]
-        return (sentence, chunk.line_start + at) if len(sentence) <= MAX_LEAD_CHARS else None
-    return None
-
+from .rule_before import PLAIN, file_lines
 
 MAX_AFTER_CHARS = 160
 _GOES_ON = re.compile(r"^(?:A|An|The)\s")

@@ -8,7 +8,7 @@ once the quotes are chosen:
   (``with_line_above``);
 - a table row's header, when the chunker cut the table between them (``with_row_headers``);
 - for "how do I", a numbered list the chunker cut, whole (``with_whole_procedure``).
-The sentences beside a quote are ``beside``'s.
+For "how do I", the sentence after a step is ``beside``'s.
 
 "Tags can't contain blank spaces. To separate two or more words, you can instead use the
 following formats:" then the list: the quote is the lead-in with its list, and the sentence
