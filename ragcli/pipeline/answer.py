@@ -141,7 +141,7 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
     quotes = with_row_headers(with_line_above(quotes, sections), sections)
     timings["quotes_s"] = time.perf_counter() - started
     best = max((q.score for q in quotes), default=0.0)
-    named = [n for n in names_in(asked) if len(n) > 2]  # "ID", "PC": words in capitals more than names
+    named = names_in(asked)
     # read with the file's name too ("FY2022" is the report's); most questions name nothing
     unfound = names_not_in(named, [f"{h.chunk.path}\n{hit_text(h)}" for h in hits_and_rows]
                            + [evidence_text(q) for q in quotes]) if named else []

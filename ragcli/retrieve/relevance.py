@@ -62,14 +62,15 @@ _CALENDAR = frozenset("january february march april may june july august septemb
 
 def names_in(question: str) -> list[str]:
     """The names a question uses (see _NAME), in its order. None in a question typed in title
-    case or capitals, where a capital says nothing."""
+    case or capitals, where a capital says nothing, and none of two letters: "ID", "PC" and "OS"
+    are words in capitals more than names ("roll the app out to every staff PC")."""
     words = re.findall(r"[A-Za-z][\w'-]*", question)
     if len(words) > 2 and sum(w[0].isupper() for w in words) * 2 > len(words):
         return []
     names = []
     for m in _NAME.finditer(question.strip()):
         name = m.group(1) or m.group(2)
-        if name and name not in _NOT_NAMES and name.lower() not in _CALENDAR:
+        if name and len(name) > 2 and name not in _NOT_NAMES and name.lower() not in _CALENDAR:
             names.append(name)
     return list(dict.fromkeys(names))
 
