@@ -39,8 +39,8 @@ from ..retrieve.parts import question_parts
 from ..retrieve.relevance import names_in, names_not_in, relevant, unheard_words, unknown_names
 from ..retrieve.pages import with_following, with_page_rows
 from ..retrieve.beside import with_sentence_after
-from ..retrieve.rule_before import (complete_lead_ins, with_line_above, with_row_headers, with_rule_before,
-                                    with_whole_procedure)
+from ..retrieve.rule_before import (complete_lead_ins, with_callout_titles, with_line_above, with_row_headers,
+                                    with_rule_before, with_whole_procedure)
 from ..types import Answer, Hit, Quote, Source
 from ..words import asks_figure, asks_reason, holds_figure, query_terms
 from .session import Session
@@ -138,7 +138,7 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
     quotes = complete_lead_ins(quote_the_row(asked, evidence.quotes, hits_and_rows, idf), sections, asked)
     quotes = with_whole_procedure(quotes, asked, sections)
     quotes = with_sentence_after(with_rule_before(quotes, sections), asked, sections)
-    quotes = with_row_headers(with_line_above(quotes, sections), sections)
+    quotes = with_callout_titles(with_row_headers(with_line_above(quotes, sections), sections))
     timings["quotes_s"] = time.perf_counter() - started
     best = max((q.score for q in quotes), default=0.0)
     named = names_in(asked)

@@ -7,7 +7,8 @@ once the quotes are chosen:
 - the one-line paragraph above a code block, and the bold label above a numbered list
   (``with_line_above``);
 - a table row's header, when the chunker cut the table between them (``with_row_headers``);
-- for "how do I", a numbered list the chunker cut, whole (``with_whole_procedure``).
+- for "how do I", a numbered list the chunker cut, whole (``with_whole_procedure``);
+- a callout's title, ended by a colon as its `[!type]` mark ended it (``with_callout_titles``).
 For "how do I", the sentence after a step is ``beside``'s.
 
 "Tags can't contain blank spaces. To separate two or more words, you can instead use the
@@ -296,3 +297,36 @@ def file_lines(quote: Quote, chunks: Sequence[Chunk]):
         lines = chunk.text.split("\n")
         if chunk.page == quote.page and len(lines) == chunk.line_end - chunk.line_start + 1:
             yield chunk, lines
+
+
+# ----------------------------------------------------------------------------- a callout's title
+
+_CALLOUT_TITLE = re.compile(r"^\s*(?:>\s*)+\[!([\w-]+)\][+-]?[ \t]*(.*?)\s*$")
+
+
+def with_callout_titles(quotes: Sequence[Quote]) -> list[Quote]:
+    """A quote that opens with a callout's title reads it as the label of what follows ("Note: If
+    you can't see the Backlinks tab, ..."), not as the first words of its sentence ("Note If you
+    can't see ..."): the parse keeps the title and drops the `[!note]` mark that ended it, and the
+    title's line runs into the text below it. Read from the note's own line at display time (the
+    index's text, and so every score, is as it was), which must still open that callout."""
+    files: dict[str, list[str]] = {}
+    out = []
+    for quote in quotes:
+        title = _callout_title(quote, files) if quote.page is None else None
+        if title and title[-1] not in ".:?!" and quote.text.startswith(title + " "):
+            quote = replace(quote, text=f"{title}:{quote.text[len(title):]}")
+        out.append(quote)
+    return out
+
+
+def _callout_title(quote: Quote, files: dict[str, list[str]]) -> str | None:
+    if quote.path not in files:
+        try:
+            with open(quote.path, encoding="utf-8", errors="replace") as f:
+                files[quote.path] = f.read().split("\n")
+        except OSError:  # moved or removed since it was indexed: the quote stays as indexed
+            files[quote.path] = []
+    lines = files[quote.path]
+    found = _CALLOUT_TITLE.match(lines[quote.line_start - 1]) if 0 < quote.line_start <= len(lines) else None
+    return (found.group(2) or found.group(1).capitalize()) if found else None
