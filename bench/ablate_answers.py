@@ -39,10 +39,11 @@ RULES = {
                        "quotes = with_rule_before(quotes, sections)"),
     "rule_before": (A, "quotes = with_sentence_after(with_rule_before(quotes, sections), asked, sections)",
                     "quotes = with_sentence_after(quotes, asked, sections)"),
-    "row_headers": (A, "quotes = with_row_headers(with_line_above(quotes, sections), sections)",
-                    "quotes = with_line_above(quotes, sections)"),
-    "line_above": (A, "quotes = with_row_headers(with_line_above(quotes, sections), sections)",
-                   "quotes = with_row_headers(quotes, sections)"),
+    "row_headers": (A, "with_row_headers(with_line_above(quotes, sections), sections)",
+                    "with_line_above(quotes, sections)"),
+    "line_above": (A, "with_row_headers(with_line_above(quotes, sections), sections)",
+                   "with_row_headers(quotes, sections)"),
+    "callout_titles": (A, "with_callout_titles(with_row_headers(", "(with_row_headers("),
     "following": (A, "        hits_and_rows = with_following(hits_and_rows, index.page_chunks)", "        pass"),
     "page_rows": (A, "hits_and_rows = with_page_rows(read, index.page_chunks)", "hits_and_rows = read"),
     "unknown_names": (A, "unknown = unknown_names(asked, searcher.index.keyword_df) if", "unknown = [] if False and"),
@@ -98,7 +99,7 @@ def copy_without(rule: str, work: Path) -> Path | None:
 
 def compare(base: dict, run: dict) -> str:
     """One line: what switching the rule off changed, answer by answer and set by set."""
-    gained, lost, more, fewer, changed = [], [], 0, 0, 0
+    gained, lost, more, fewer, reworded, changed = [], [], 0, 0, 0, 0
     sets: dict[str, list[list[float]]] = collections.defaultdict(lambda: [[], [], [], []])
     for qid, was in base["scores"].items():
         now = run["scores"][qid]
@@ -119,15 +120,17 @@ def compare(base: dict, run: dict) -> str:
             lost.append(f"{qid}{delta:.2f}")
         elif now["words_read"] > was["words_read"]:
             more += 1
-        else:
+        elif now["words_read"] < was["words_read"]:
             fewer += 1
+        else:
+            reworded += 1
     mean = lambda v: sum(v) / len(v) if v else 0.0  # noqa: E731
     moved = " ".join(f"{name} {mean(v[2]) - mean(v[0]):+.3f}/{mean(v[3]) - mean(v[1]):+.0f}w"
                      for name, v in sorted(sets.items())
                      if abs(mean(v[2]) - mean(v[0])) > 1e-4 or abs(mean(v[3]) - mean(v[1])) >= 0.5)
     return (f"{changed:3} answers change; without it {len(gained)} gain ({' '.join(gained[:6])}), "
             f"{len(lost)} lose ({' '.join(lost[:6])}), {more} read more words and {fewer} fewer at the same "
-            f"recall | {moved or 'no set moves'}")
+            f"recall, {reworded} the same words otherwise | {moved or 'no set moves'}")
 
 
 def main() -> None:
