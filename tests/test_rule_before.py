@@ -243,22 +243,29 @@ def test_a_lead_in_that_follows_on_takes_its_paragraphs_opening_from_the_section
 def test_a_quote_opening_with_a_callouts_title_reads_it_as_a_label(tmp_path):
     """The parse drops `[!note]` and the title's line runs into the text under it ("Note If you
     can't see ..."); at display time the note's own line says where the title ended."""
+    from ragcli.ingest.obsidian import rewrite_callouts
     from ragcli.retrieve.rule_before import with_callout_titles
 
     note = tmp_path / "Backlinks.md"
-    note.write_text("# Backlinks\n\n> [!note] Note\n> If you can't see the tab, run the command.\n\n"
-                    "> [!faq]- Are they foldable?\n> Yes! They are.\n\n> [!tip]\n> Pin the tab.\n", encoding="utf-8")
+    raw = ("# Backlinks\n\n> [!note] Note\n> If you can't see the tab, run the command.\n\n"
+           "> [!faq]- Are they foldable?\n> Yes! They are.\n\n> [!tip]\n> Pin the tab.\n")
+    note.write_text(raw, encoding="utf-8")
+    indexed = rewrite_callouts(raw)  # the section's text as the index holds it
+    section = [Chunk("b1", str(note), "Backlinks", "Backlinks", indexed, 1, 1 + indexed.count("\n"))]
 
     def quote(text: str, line: int, path=note) -> Quote:
         return Quote(1, text, "sentence", str(path), "Backlinks", "Backlinks", line, line + 1, None, 0.6)
 
-    titled, asked, bare = with_callout_titles([quote("Note If you can't see the tab, run the command.", 3),
-                                               quote("Are they foldable? Yes! They are.", 6),
-                                               quote("Tip Pin the tab.", 9)])
+    def labelled(quotes):
+        return with_callout_titles(quotes, lambda path, heading: section)
+
+    titled, asked, bare = labelled([quote("Note If you can't see the tab, run the command.", 3),
+                                    quote("Are they foldable? Yes! They are.", 6),
+                                    quote("Tip Pin the tab.", 9)])
     assert titled.text == "Note: If you can't see the tab, run the command."
     assert asked.text == "Are they foldable? Yes! They are."  # a title that ends its sentence already
     assert bare.text == "Tip: Pin the tab."  # no title: the parse shows the type's name
     # a note edited since it was indexed (the line is no callout now), or gone, leaves the quote as it was
     moved = quote("Note If you can't see the tab, run the command.", 4)
     gone = quote("Note If you can't see the tab, run the command.", 3, tmp_path / "Gone.md")
-    assert with_callout_titles([moved, gone]) == [moved, gone]
+    assert labelled([moved, gone]) == [moved, gone]

@@ -138,7 +138,7 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
     quotes = complete_lead_ins(quote_the_row(asked, evidence.quotes, hits_and_rows, idf), sections, asked)
     quotes = with_whole_procedure(quotes, asked, sections)
     quotes = with_sentence_after(with_rule_before(quotes, sections), asked, sections)
-    quotes = with_callout_titles(with_row_headers(with_line_above(quotes, sections), sections))
+    quotes = with_callout_titles(with_row_headers(with_line_above(quotes, sections), sections), sections)
     timings["quotes_s"] = time.perf_counter() - started
     best = max((q.score for q in quotes), default=0.0)
     named = names_in(asked)

@@ -24,6 +24,7 @@ opening to show (session 6 tried a short paragraph whole as the lead-in and met 
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -304,29 +305,33 @@ def file_lines(quote: Quote, chunks: Sequence[Chunk]):
 _CALLOUT_TITLE = re.compile(r"^\s*(?:>\s*)+\[!([\w-]+)\][+-]?[ \t]*(.*?)\s*$")
 
 
-def with_callout_titles(quotes: Sequence[Quote]) -> list[Quote]:
+def with_callout_titles(quotes: Sequence[Quote], section_chunks: Callable[[str, str], Sequence[Chunk]]
+                        ) -> list[Quote]:
     """A quote that opens with a callout's title reads it as the label of what follows ("Note: If
     you can't see the Backlinks tab, ..."), not as the first words of its sentence ("Note If you
     can't see ..."): the parse keeps the title and drops the `[!note]` mark that ended it, and the
-    title's line runs into the text below it. Read from the note's own line at display time (the
-    index's text, and so every score, is as it was), which must still open that callout."""
-    files: dict[str, list[str]] = {}
+    title's line runs into the text below it. The index's line says whether the quote opens a
+    quoted block at all; only then is the note's own line read (up to it), which must still open
+    that callout. The index's text, and so every score, is as it was."""
     out = []
     for quote in quotes:
-        title = _callout_title(quote, files) if quote.page is None else None
+        title = _callout_title(quote) if quote.page is None and _opens_quoted_block(quote, section_chunks) else None
         if title and title[-1] not in ".:?!" and quote.text.startswith(title + " "):
             quote = replace(quote, text=f"{title}:{quote.text[len(title):]}")
         out.append(quote)
     return out
 
 
-def _callout_title(quote: Quote, files: dict[str, list[str]]) -> str | None:
-    if quote.path not in files:
-        try:
-            with open(quote.path, encoding="utf-8", errors="replace") as f:
-                files[quote.path] = f.read().split("\n")
-        except OSError:  # moved or removed since it was indexed: the quote stays as indexed
-            files[quote.path] = []
-    lines = files[quote.path]
-    found = _CALLOUT_TITLE.match(lines[quote.line_start - 1]) if 0 < quote.line_start <= len(lines) else None
+def _opens_quoted_block(quote: Quote, section_chunks) -> bool:
+    line = _section_lines(quote, section_chunks(quote.path, quote.heading)).get(quote.line_start, "")
+    return line.lstrip().startswith(">")
+
+
+def _callout_title(quote: Quote) -> str | None:
+    try:
+        with open(quote.path, encoding="utf-8", errors="replace") as f:
+            line = next(itertools.islice(f, quote.line_start - 1, None), "")
+    except OSError:  # moved or removed since it was indexed: the quote stays as indexed
+        return None
+    found = _CALLOUT_TITLE.match(line.rstrip("\n"))
     return (found.group(2) or found.group(1).capitalize()) if found else None
