@@ -16,7 +16,6 @@ words goes. Session 13 dropped the any-figure bonus and the "pointing back" sent
 from __future__ import annotations
 
 import argparse
-import collections
 import json
 import os
 import shutil
@@ -43,7 +42,9 @@ RULES = {
                     "with_line_above(quotes, sections)"),
     "line_above": (A, "with_row_headers(with_line_above(quotes, sections), sections)",
                    "with_row_headers(quotes, sections)"),
-    "callout_titles": (A, "with_callout_titles(with_row_headers(", "(with_row_headers("),
+    "callout_titles": (A, "quotes = with_callout_titles(with_row_headers(with_line_above(quotes, sections), "
+                          "sections), sections)",
+                       "quotes = with_row_headers(with_line_above(quotes, sections), sections)"),
     "following": (A, "        hits_and_rows = with_following(hits_and_rows, index.page_chunks)", "        pass"),
     "page_rows": (A, "hits_and_rows = with_page_rows(read, index.page_chunks)", "hits_and_rows = read"),
     "unknown_names": (A, "unknown = unknown_names(asked, searcher.index.keyword_df) if", "unknown = [] if False and"),
@@ -73,11 +74,13 @@ RULES = {
 
 
 def answer(tree: Path, homes: Path, label: str, work: Path) -> dict:
-    """bench_answers2's records and scores for ``tree``, every set, quotes only."""
+    """bench_answers2's records and scores for ``tree``, every set, quotes only, with its summary
+    rows by set (``sets``)."""
     out = work / f"{label}.json"
     subprocess.run([sys.executable, str(tree / "bench" / "bench_answers2.py"), "--homes", str(homes),
                     "--quotes-only", "--json", str(out)], cwd=tree, check=True, capture_output=True)
-    return next(iter(json.loads(out.read_text())["runs"].values()))
+    done = json.loads(out.read_text())
+    return dict(next(iter(done["runs"].values())), sets={row["set"]: row for row in done["summary"]})
 
 
 def copy_without(rule: str, work: Path) -> Path | None:
@@ -100,13 +103,8 @@ def copy_without(rule: str, work: Path) -> Path | None:
 def compare(base: dict, run: dict) -> str:
     """One line: what switching the rule off changed, answer by answer and set by set."""
     gained, lost, more, fewer, reworded, changed = [], [], 0, 0, 0, 0
-    sets: dict[str, list[list[float]]] = collections.defaultdict(lambda: [[], [], [], []])
     for qid, was in base["scores"].items():
         now = run["scores"][qid]
-        for k, s in ((0, was), (2, now)):
-            if s["answerable"] and not s["refused"]:
-                sets[s["set"]][k].append(s.get("recall") or 0.0)
-                sets[s["set"]][k + 1].append(s["words_read"])
         if base["records"][qid]["stdout"] == run["records"][qid]["stdout"]:
             continue
         changed += 1
@@ -124,10 +122,11 @@ def compare(base: dict, run: dict) -> str:
             fewer += 1
         else:
             reworded += 1
-    mean = lambda v: sum(v) / len(v) if v else 0.0  # noqa: E731
-    moved = " ".join(f"{name} {mean(v[2]) - mean(v[0]):+.3f}/{mean(v[3]) - mean(v[1]):+.0f}w"
-                     for name, v in sorted(sets.items())
-                     if abs(mean(v[2]) - mean(v[0])) > 1e-4 or abs(mean(v[3]) - mean(v[1])) >= 0.5)
+    moves = {name: ((run["sets"][name]["recall"] or 0.0) - (was["recall"] or 0.0),
+                    (run["sets"][name]["words"] or 0.0) - (was["words"] or 0.0))
+             for name, was in sorted(base["sets"].items())}
+    moved = " ".join(f"{name} {recall:+.3f}/{words:+.0f}w" for name, (recall, words) in moves.items()
+                     if abs(recall) > 1e-4 or abs(words) >= 0.5)
     return (f"{changed:3} answers change; without it {len(gained)} gain ({' '.join(gained[:6])}), "
             f"{len(lost)} lose ({' '.join(lost[:6])}), {more} read more words and {fewer} fewer at the same "
             f"recall, {reworded} the same words otherwise | {moved or 'no set moves'}")
