@@ -6,7 +6,7 @@ settings in the same run, with retrieval quality on a SciFact subset.
 Throughput: the same chunk-sized texts (pieces of the Obsidian help vault, ~200 word pieces,
 what the chunker aims at) through ``LlamaEmbedder`` for each variant, rounds interleaved
 (today, variant, today, ...) so a busy machine hurts all alike; chunks/s of the embed call
-alone, model loads excluded. Variants: the GGUF file type (F16 today, Q8_0), the packing
+alone, model loads excluded. Variants: the GGUF file type (F32 today, F16 before, Q8_0), the packing
 budget per llama_decode (512 today) and the split of threads into contexts (2 x 1 today).
 
 Quality: nDCG@10 of hybrid and vector search on a SciFact subset (every judged document
@@ -40,10 +40,13 @@ from ragcli.embed.builtin import convert_builtin_embed  # noqa: E402
 from ragcli.embed.llama import MINILM_MAX_TOKENS, LlamaEmbedder  # noqa: E402
 
 SCIFACT = REPO.parent / "shared" / "corpora" / "scifact"
+FILE_TYPES = ("f32", "f16", "q8_0")  # today's first
 
 # (label, file type, batch tokens, workers, threads): the first is today's make_embedder.
 VARIANTS = [
-    ("today: f16, 512 tok, 2x1", "f16", 512, 2, 2),
+    ("today: f32, 512 tok, 2x1", "f32", 512, 2, 2),
+    ("f16, 512 tok, 2x1", "f16", 512, 2, 2),
+    ("f32, 256 tok, 2x1", "f32", 256, 2, 2),
     ("q8_0, 512 tok, 2x1", "q8_0", 512, 2, 2),
     ("q8_0, 256 tok, 2x1", "q8_0", 256, 2, 2),
     ("f16, 256 tok, 2x1", "f16", 256, 2, 2),
@@ -57,7 +60,7 @@ VARIANTS = [
 def throughput(config, texts: list[str], rounds: int, only: list[str] | None) -> None:
     paths = {ft: convert_builtin_embed(config, lambda p: print(p.message, file=sys.stderr), ft)
              if not (config.models_dir / f"all-MiniLM-L6-v2.{ft}.v1.gguf").is_file()
-             else config.models_dir / f"all-MiniLM-L6-v2.{ft}.v1.gguf" for ft in ("f16", "q8_0")}
+             else config.models_dir / f"all-MiniLM-L6-v2.{ft}.v1.gguf" for ft in FILE_TYPES}
     variants = [v for v in VARIANTS if v is VARIANTS[0] or not only or any(o in v[0] for o in only)]
     embedders = {}
     for label, ft, batch, workers, threads in variants:
@@ -118,7 +121,7 @@ def quality(config, docs: int, dev: int) -> None:
           f"test {len(test_ids)}")
     print(f"{'model':8s} {'mode':7s} {'nDCG@10':>8s} {'dev':>7s} {'test':>7s} {'index s':>8s}")
     results = {}
-    for ft in ("f16", "q8_0"):
+    for ft in FILE_TYPES:
         path = config.models_dir / f"all-MiniLM-L6-v2.{ft}.v1.gguf"
         # embed_model set to the file: its own eval cache key, its own fingerprint
         import dataclasses
@@ -132,8 +135,11 @@ def quality(config, docs: int, dev: int) -> None:
             results[(ft, mode)] = (rep.ndcg_10, d, t)
             print(f"{ft:8s} {mode:7s} {rep.ndcg_10:8.4f} {d:7.4f} {t:7.4f} {rep.index_seconds:8.1f}", flush=True)
     for mode in ("hybrid", "vector"):
-        a, b = results[("f16", mode)], results[("q8_0", mode)]
-        print(f"q8_0 - f16 {mode:7s}: all {b[0] - a[0]:+.4f}, dev {b[1] - a[1]:+.4f}, test {b[2] - a[2]:+.4f}")
+        a = results[(FILE_TYPES[0], mode)]
+        for ft in FILE_TYPES[1:]:
+            b = results[(ft, mode)]
+            print(f"{ft} - {FILE_TYPES[0]} {mode:7s}: all {b[0] - a[0]:+.4f}, dev {b[1] - a[1]:+.4f}, "
+                  f"test {b[2] - a[2]:+.4f}")
 
 
 def main() -> None:

@@ -58,12 +58,13 @@ def test_a_one_off_search_never_imports_chromadb_nor_the_generation_side_of_llam
 
 def test_a_model_file_is_checked_again_once_it_changes(tmp_path, models_dir):
     from ragcli.embed import make_embedder
+    from ragcli.models.convert import builtin_embed_path
     from ragcli.models.known import CACHE_NAME
 
     config = load_config()
     make_embedder(config).close()  # the built-in model, converted once for the session
     copy = tmp_path / "minilm.gguf"
-    shutil.copyfile(next(Path(models_dir).glob("all-MiniLM-L6-v2.f16.*.gguf")), copy)
+    shutil.copyfile(builtin_embed_path(config), copy)
     mine = load_config({"embed_model": str(copy)})
     first = make_embedder(mine)
     model_id = first.model_id

@@ -26,7 +26,7 @@ _VERIFY_SENTENCES = (
     "Obsidian stores notes as plain Markdown files in a vault folder.",
     "Wikilinks like [[Daily notes]] connect ideas; tags such as #project/alpha group them.",
 )
-_VERIFY_MIN_COSINE = {"f16": 0.9995, "q8_0": 0.995}
+_VERIFY_MIN_COSINE = {"f32": 0.9995, "f16": 0.9995, "q8_0": 0.995}
 
 
 def _verify_conversion(path: Path, source: Path, file_type: str) -> float:
@@ -70,6 +70,18 @@ def convert_builtin_embed(config: Config, progress: ProgressFn | None = None,
     finally:
         tmp.unlink(missing_ok=True)
     return target
+
+
+def same_vectors(config: Config) -> tuple[str, ...]:
+    """The ids of the built-in model's earlier conversions still in ``models_dir`` that embed as
+    today's does: an index one of them built is taken over, not rebuilt. The built-in ran as F16
+    until F32 became the default (``models.convert``): the same vectors (cosine 0.999999)."""
+    if config.embed_model or config.embed_url:
+        return ()
+    from . import model_id_for
+
+    earlier = builtin_embed_path(config, "f16")
+    return (model_id_for(earlier, EMBED_NAME, Path(config.models_dir)),) if earlier.is_file() else ()
 
 
 def resolve_embed_model(config: Config, progress: ProgressFn | None = None) -> ModelSpec:

@@ -118,8 +118,10 @@ class Indexer(Closing):
         if not self._fingerprint_checked or rebuild:
             wanted = Fingerprint(embedder.model_id, int(embedder.dim), chunker_settings(self.config),
                                  embedder.settings)
+            from ..embed.builtin import same_vectors
+
             try:
-                self.idx.adopt_fingerprint(wanted, rebuild=rebuild)
+                self.idx.adopt_fingerprint(wanted, rebuild=rebuild, same_vectors=same_vectors(self.config))
             except IndexMismatchError:
                 if not start_over_on_mismatch:
                     raise

@@ -115,9 +115,10 @@ class Searcher:
     def embedder(self):
         if self._embedder is None:
             from ..embed import make_embedder
+            from ..embed.builtin import same_vectors
 
             embedder = make_embedder(self.config)
-            self.index.check_model(embedder.model_id, embedder.dim, embedder.settings)
+            self.index.check_model(embedder.model_id, embedder.dim, embedder.settings, same_vectors(self.config))
             self._embedder = embedder
         return self._embedder
 

@@ -7,6 +7,7 @@ of two models or two chunkings are never mixed: a mismatch is explained, with th
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from ..errors import IndexMismatchError
@@ -44,7 +45,16 @@ def mismatch_error(have: dict, wanted: dict) -> IndexMismatchError:
     return IndexMismatchError(describe_mismatch(have, wanted))
 
 
-def check_model(have: dict | None, model_id: str, dim: int, settings: dict | None = None) -> None:
+def same_but_for_model(have: dict, wanted: dict, same_vectors: Collection[str]) -> bool:
+    """Was the index built as ``wanted`` but by a model of ``same_vectors`` (an earlier
+    conversion of the built-in model, whose vectors this one's equal)? Then it is taken over as
+    it is: its vectors are the ones this model would make."""
+    return (have.get("embedding_model") in same_vectors
+            and {**have, "embedding_model": wanted.get("embedding_model")} == wanted)
+
+
+def check_model(have: dict | None, model_id: str, dim: int, settings: dict | None = None,
+                same_vectors: Collection[str] = ()) -> None:
     """Raise when an index built by another embedding model (or the same one pooled or
     prefixed otherwise) would be searched with this one."""
     if have is None:
@@ -52,5 +62,5 @@ def check_model(have: dict | None, model_id: str, dim: int, settings: dict | Non
     want = {"embedding_model": model_id, "dim": int(dim), "embedding": dict(settings or {})}
     got = {"embedding_model": have.get("embedding_model"), "dim": have.get("dim"),
            "embedding": have.get("embedding", {})}
-    if got != want:
+    if got != want and not same_but_for_model(got, want, same_vectors):
         raise mismatch_error(got, want)

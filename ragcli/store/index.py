@@ -23,7 +23,7 @@ manifest has chunks (a server that lost its data, an index moved onto a server).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 
@@ -32,7 +32,7 @@ import numpy as np
 from ..closing import Closing
 from ..config import Config, ensure_private_dir
 from ..errors import NoIndexError, StoreError
-from .fingerprint import Fingerprint, check_model, mismatch_error
+from .fingerprint import Fingerprint, check_model, mismatch_error, same_but_for_model
 from .lock import WriteLock
 from .manifest import FileRecord, Manifest, StoredChunk
 from .notes import CENTROIDS_META, fill_missing_centroids
@@ -180,8 +180,9 @@ class Index(Closing):
     def fingerprint(self) -> dict | None:
         return self._m.get_json("fingerprint")
 
-    def adopt_fingerprint(self, wanted: Fingerprint, rebuild: bool = False) -> None:
-        """Refuse to mix vectors of different models or chunkers; ``rebuild`` starts over."""
+    def adopt_fingerprint(self, wanted: Fingerprint, rebuild: bool = False, same_vectors: Collection[str] = ()) -> None:
+        """Refuse to mix vectors of different models or chunkers; ``rebuild`` starts over. An
+        index built by a model of ``same_vectors`` is taken over: its fingerprint says ours."""
         have = self.fingerprint()
         if have is None or rebuild or self._m.counts()[1] == 0:
             if rebuild and have is not None:
@@ -190,7 +191,9 @@ class Index(Closing):
             self._m.set_meta(CENTROIDS_META, "1")  # every note written from now on gets one
             return
         if have != wanted.as_dict():
-            raise mismatch_error(have, wanted.as_dict())
+            if not same_but_for_model(have, wanted.as_dict(), same_vectors):
+                raise mismatch_error(have, wanted.as_dict())
+            self._m.set_json("fingerprint", wanted.as_dict())
 
     def check_chunker(self, chunker: dict) -> None:
         """Settings that change the chunks are checked on every run, even with nothing to do."""
@@ -198,9 +201,11 @@ class Index(Closing):
         if have and have.get("chunker") != chunker:
             raise mismatch_error({"chunker": have.get("chunker")}, {"chunker": chunker})
 
-    def check_model(self, model_id: str, dim: int, settings: dict | None = None) -> None:
-        """A reader's check that its embedder is the one the index was built with."""
-        check_model(self.fingerprint(), model_id, dim, settings)
+    def check_model(self, model_id: str, dim: int, settings: dict | None = None,
+                    same_vectors: Collection[str] = ()) -> None:
+        """A reader's check that its embedder is the one the index was built with (or makes
+        the same vectors: ``same_vectors``)."""
+        check_model(self.fingerprint(), model_id, dim, settings, same_vectors)
 
     # -- what is there ----------------------------------------------------------------------
     def last_indexed(self) -> float | None:
