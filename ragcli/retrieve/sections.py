@@ -22,6 +22,12 @@ SECTION_HITS = 3  # the best hits whose sections are read whole for evidence
 SECTION_CHUNKS = 4  # ... at most this many more chunks for each
 HEADING_NOTES = 5  # the notes of the best hits whose headings are read against the question
 HEADING_SECTIONS = 2  # the sections with the closest headings added, across those notes
+# ... only by this much more than the hits' own headings: a tie is no reason to add a section. 5e-5
+# apart, two conversions of one model (F16, F32) chose differently ("Walk me through making my V60
+# coffee" took in the grinder table and lost the recipe's steps). 0.003 and 0.01 answer the 432
+# bench questions alike; 0.01 would lose "Parts list" for "What do I need to buy for the drip
+# watering setup" (0.009 over).
+HEADING_MARGIN = 0.003
 
 
 def with_sections(hits: Sequence[Hit], section_chunks: Callable[[str, str], Sequence]) -> list[Hit]:
@@ -83,7 +89,8 @@ def with_matching_sections(question: str, hits: Sequence[Hit], note_headings: Ca
     # crowd its units out
     bar = float(closeness[:len(held)].max())
     named = closeness[len(held):]
-    chosen = [sections[i] for i in np.argsort(-named, kind="stable")[:HEADING_SECTIONS] if named[i] > bar]
+    chosen = [sections[i] for i in np.argsort(-named, kind="stable")[:HEADING_SECTIONS]
+              if named[i] > bar + HEADING_MARGIN]
     return _after_hits(hits, (_section_and_parent(section_chunks(path, heading), heading)
                               for path, heading in chosen))
 
