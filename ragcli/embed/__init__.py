@@ -76,6 +76,19 @@ def model_id_for(path: Path, name: str, cache_dir: Path | None = None) -> str:
     return f"{name}@{_digests[key][:12]}"
 
 
+def same_vectors(config: Config) -> tuple[str, ...]:
+    """The ids of the built-in model's earlier conversions still in ``models_dir`` that embed as
+    today's does: an index one of them built is taken over, not rebuilt. The built-in ran as F16
+    until F32 became the default (``models.convert``): the same vectors (cosine 0.999999)."""
+    if config.embed_model or config.embed_url:
+        return ()
+    from ..models.convert import builtin_embed_path
+    from ..models.packages import EMBED_NAME
+
+    earlier = builtin_embed_path(config, "f16")
+    return (model_id_for(earlier, EMBED_NAME, Path(config.models_dir)),) if earlier.is_file() else ()
+
+
 def vector_space(embedder: Embedder) -> str:
     """What a cached chunk vector is keyed by besides its text: the model, and the pooling
     and document prefix when they differ from the model's own (so a --rebuild with other

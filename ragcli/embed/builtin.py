@@ -72,18 +72,6 @@ def convert_builtin_embed(config: Config, progress: ProgressFn | None = None,
     return target
 
 
-def same_vectors(config: Config) -> tuple[str, ...]:
-    """The ids of the built-in model's earlier conversions still in ``models_dir`` that embed as
-    today's does: an index one of them built is taken over, not rebuilt. The built-in ran as F16
-    until F32 became the default (``models.convert``): the same vectors (cosine 0.999999)."""
-    if config.embed_model or config.embed_url:
-        return ()
-    from . import model_id_for
-
-    earlier = builtin_embed_path(config, "f16")
-    return (model_id_for(earlier, EMBED_NAME, Path(config.models_dir)),) if earlier.is_file() else ()
-
-
 def resolve_embed_model(config: Config, progress: ProgressFn | None = None) -> ModelSpec:
     """The embedding GGUF to load: configured path (checked), else the built-in, converted
     and verified on first use and cached in ``config.models_dir``."""

@@ -26,7 +26,7 @@ CONVERT_VERSION = 1
 # *fewer* chunks per CPU-second than F16 on the 2-core box (0.78x, 0.85x). F32 (92 MB) embeds
 # the same vectors as F16 (cosine 0.999999) 1.2x faster there: llama.cpp's CPU matmuls take F32
 # weights as they are, where F16 ones are converted on every call (bench/ISSUE23.md, session
-# 14). An index F16 built is taken over (``embed.builtin.same_vectors``).
+# 14). An index F16 built is taken over (``embed.same_vectors``).
 EMBED_FILE_TYPE = "f32"
 
 

@@ -34,7 +34,7 @@ from pathlib import Path
 
 from ..closing import Closing
 from ..config import Config
-from ..embed import vector_space
+from ..embed import same_vectors, vector_space
 from ..errors import IndexMismatchError, UsageError
 from ..ingest.chunk import chunk_document, chunker_settings
 from ..ingest.pool import POOL_MIN_BYTES, ChunkPlan
@@ -118,8 +118,6 @@ class Indexer(Closing):
         if not self._fingerprint_checked or rebuild:
             wanted = Fingerprint(embedder.model_id, int(embedder.dim), chunker_settings(self.config),
                                  embedder.settings)
-            from ..embed.builtin import same_vectors
-
             try:
                 self.idx.adopt_fingerprint(wanted, rebuild=rebuild, same_vectors=same_vectors(self.config))
             except IndexMismatchError:

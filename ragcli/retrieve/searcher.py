@@ -114,8 +114,7 @@ class Searcher:
     @property
     def embedder(self):
         if self._embedder is None:
-            from ..embed import make_embedder
-            from ..embed.builtin import same_vectors
+            from ..embed import make_embedder, same_vectors
 
             embedder = make_embedder(self.config)
             self.index.check_model(embedder.model_id, embedder.dim, embedder.settings, same_vectors(self.config))
