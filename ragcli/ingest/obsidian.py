@@ -129,7 +129,18 @@ def rewrite_callouts(text: str) -> str:
     """'> [!note] Title' keeps '> Title' (or the type's name when there is no title)."""
     if "[!" not in text:
         return text
-    return _CALLOUT.sub(lambda m: m.group(1) + (m.group(3) or m.group(2).capitalize()), text)
+    return _CALLOUT.sub(lambda m: m.group(1) + _title(m), text)
+
+
+def callout_title(line: str) -> str | None:
+    """The title ``rewrite_callouts`` keeps of a callout's first line ('> [!note] Title'), None
+    when the line opens no callout."""
+    found = _CALLOUT.match(line)
+    return _title(found).strip() if found else None
+
+
+def _title(found: re.Match[str]) -> str:
+    return found.group(3) or found.group(2).capitalize()
 
 
 def find_tags(text: str) -> list[str]:

@@ -29,6 +29,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
+from ..ingest.obsidian import callout_title
 from ..types import Chunk, Hit, Quote
 from ..words import query_terms
 from .evidence import asks_how
@@ -302,9 +303,6 @@ def file_lines(quote: Quote, chunks: Sequence[Chunk]):
 
 # ----------------------------------------------------------------------------- a callout's title
 
-_CALLOUT_TITLE = re.compile(r"^\s*(?:>\s*)+\[!([\w-]+)\][+-]?[ \t]*(.*?)\s*$")
-
-
 def with_callout_titles(quotes: Sequence[Quote], section_chunks: Callable[[str, str], Sequence[Chunk]]
                         ) -> list[Quote]:
     """A quote that opens with a callout's title reads it as the label of what follows ("Note: If
@@ -333,5 +331,4 @@ def _callout_title(quote: Quote) -> str | None:
             line = next(itertools.islice(f, quote.line_start - 1, None), "")
     except OSError:  # moved or removed since it was indexed: the quote stays as indexed
         return None
-    found = _CALLOUT_TITLE.match(line.rstrip("\n"))
-    return (found.group(2) or found.group(1).capitalize()) if found else None
+    return callout_title(line.rstrip("\n"))
