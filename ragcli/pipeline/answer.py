@@ -32,6 +32,7 @@ from ..generate.adds import adds_to_quotes
 from ..generate.check import SentenceGate, Verdict, check_sentence
 from ..generate.prompt import fit_quotes
 from ..retrieve.evidence import Evidence, quote_place, select_evidence
+from ..retrieve.tails import untailed, untailed_hits
 from ..retrieve.sections import with_matching_sections, with_sections
 from ..retrieve.counts import direct_count
 from ..retrieve.figures import direct_figure, quote_the_row
@@ -125,16 +126,18 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
     parts = question_parts(asked)
     idf = _idf(searcher)
     index = searcher.index
-    read = with_matching_sections(asked, with_sections(hits, index.section_chunks), index.note_headings,
-                                  index.section_chunks, searcher.embed_passages)
-    hits_and_rows = with_page_rows(read, index.page_chunks)
+    # every chunk read for evidence from where its own text begins (``retrieve.tails``), one query a section
+    sections = functools.lru_cache(maxsize=None)(lambda path, heading: untailed(index.section_chunks(path, heading)))
+    pages = functools.lru_cache(maxsize=None)(lambda path, page: untailed(index.page_chunks(path, page)))
+    hits = untailed_hits(hits, sections)
+    read = with_matching_sections(asked, with_sections(hits, sections), index.note_headings, sections,
+                                  searcher.embed_passages)
+    hits_and_rows = with_page_rows(read, pages)
     if asks_reason(asked):  # the cause is often said just after the chunk that names what changed
-        hits_and_rows = with_following(hits_and_rows, index.page_chunks)
+        hits_and_rows = with_following(hits_and_rows, pages)
     evidence = select_evidence(asked, hits_and_rows, embed=searcher.embed_passages, idf=idf,
                                parts=parts, part_floor=PART_FLOOR,
                                focus=question if retrieval_query and retrieval_query != question else "")
-    # the quote-time rules each read a quote's section: one query a section for the answer
-    sections = functools.lru_cache(maxsize=None)(searcher.index.section_chunks)
     quotes = complete_lead_ins(quote_the_row(asked, evidence.quotes, hits_and_rows, idf), sections, asked)
     quotes = with_whole_procedure(quotes, asked, sections)
     quotes = with_sentence_after(with_rule_before(quotes, sections), asked, sections)

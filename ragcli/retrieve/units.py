@@ -54,6 +54,11 @@ INSTRUCTION = re.compile(
     r"|\b(?:system prompt|you are (?:an? )?(?:ai|assistant|language model))\b", re.I)
 
 
+def markdown_blocks(text: str) -> list:
+    """markdown-it's block tokens of ``text`` (each with its ``map`` of lines), as units reads them."""
+    return _md.parse(text)
+
+
 @dataclass(frozen=True)
 class Unit:
     """One quotable piece of a chunk: a sentence, list item, table row, code, or a lead-in
@@ -126,7 +131,7 @@ def split_units(hit: Hit) -> list[Unit]:
 
 
 def read_blocks(text: str, lines: list[str], hit: Hit, line_no) -> list[_Block]:
-    tokens = _md.parse(text)
+    tokens = markdown_blocks(text)
     blocks: list[_Block] = []
     lists = 0  # depth of the list we are in: its paragraphs are items
     table: list[list[str]] | None = None  # the current table's rows of cells, header first
