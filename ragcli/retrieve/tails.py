@@ -1,4 +1,5 @@
-"""Chunks read for evidence without the words they repeat from the chunk before them.
+"""Chunks read for evidence as their notes have them, the words a chunk repeats from the one
+before it included.
 
 The chunker opens each piece of a long section with the last words of the piece before it
 (``ingest.chunk._tail``), so that a passage cut in two still embeds with its lead. Those words
