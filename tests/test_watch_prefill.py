@@ -21,6 +21,7 @@ from ragcli.config import load_config
 from ragcli.pipeline.answer import answer
 from ragcli.retrieve import Searcher
 from ragcli.retrieve.evidence import evidence_passages
+from ragcli.retrieve.tails import as_read, sections_as_read
 from ragcli.store import Index
 from ragcli.store.passages import open_passages
 
@@ -28,9 +29,19 @@ rag = partial(_rag, text=True, timeout=120.0)
 FILL_DEADLINE = 600.0  # a loaded 2-core machine embeds some thousand passages slowly
 
 
+# One long section: its second chunk opens with the last words of the first, across a code
+# fence, and a question reads it with that opening taken from the first (``retrieve.tails``).
+ESCAPING = "# Escaping\n\n" + "\n\n".join(
+    f"Formatting rule {i}: a backslash in front of a character shows it as typed, so the asterisks of "
+    f"example {i} stay visible and the text is not bold.\n\n```markdown\n\\*\\*Example {i} is not bold\\*\\*\n```"
+    for i in range(1, 9)) + "\n"
+
+
 @pytest.fixture
 def vault(tmp_path) -> Path:
-    return write_notes(tmp_path / "vault", NOTES)
+    folder = write_notes(tmp_path / "vault", NOTES)
+    (folder / "Escaping.md").write_text(ESCAPING, encoding="utf-8")
+    return folder
 
 
 @pytest.fixture
@@ -52,7 +63,8 @@ def passages_of(config, path: str | None = None) -> list[str]:
     try:
         ids = index.chunk_ids_newest_first()
         chunks = index.chunks(ids).values()
-        return evidence_passages(c for c in chunks if path is None or c.path == path)
+        sections = sections_as_read(index)
+        return evidence_passages(as_read(c, sections) for c in chunks if path is None or c.path == path)
     finally:
         index.close()
 
@@ -82,15 +94,24 @@ def test_the_watcher_fills_the_passage_cache_and_a_new_question_embeds_no_passag
     searcher = Searcher(config)  # a new process's searcher: nothing in memory, the cache on disk
     try:
         assert cached(config, searcher, listed) == set(listed)
+        index = searcher.index
+        escaping = [c for c in index.chunks(index.chunk_ids_newest_first()).values() if c.path.endswith("Escaping.md")]
+        sections = sections_as_read(index)
+        assert any(as_read(c, sections).text != c.text for c in escaping), "no chunk opens with a tail"
         embedded: list[str] = []
         embed = searcher.embedder.embed
         searcher.embedder.embed = lambda texts: (embedded.extend(texts), embed(texts))[1]  # a record
         result = answer(config, "How long should sourdough proof, and where?", searcher=searcher,
                         quotes_only=True)
+        escaped = answer(config, "How do I keep the asterisks of example 5 visible?", searcher=searcher,
+                         quotes_only=True)
     finally:
         searcher.close()
     assert any("proof overnight" in q.text for q in result.quotes)
-    assert not set(embedded) & set(listed)  # the question alone was embedded: its passages were ready
+    assert any(q.path.endswith("Escaping.md") for q in escaped.quotes)
+    # the questions (and single words) alone were embedded: every passage was ready, a chunk that
+    # opens with a tail as the question reads it
+    assert not [t for t in embedded if "\n" in t]
     assert d.terminate()[0] == 0
 
 

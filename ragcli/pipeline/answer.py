@@ -19,7 +19,6 @@ A stage function: it never prints. Tokens reach the caller through ``on_token``.
 from __future__ import annotations
 
 import contextlib
-import functools
 from dataclasses import replace
 import time
 from collections.abc import Callable, Sequence
@@ -32,7 +31,7 @@ from ..generate.adds import adds_to_quotes
 from ..generate.check import SentenceGate, Verdict, check_sentence
 from ..generate.prompt import fit_quotes
 from ..retrieve.evidence import Evidence, quote_place, select_evidence
-from ..retrieve.tails import untailed, untailed_hits
+from ..retrieve.tails import sections_as_read, untailed_hits
 from ..retrieve.sections import with_matching_sections, with_sections
 from ..retrieve.counts import direct_count
 from ..retrieve.figures import direct_figure, quote_the_row
@@ -126,15 +125,14 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
     parts = question_parts(asked)
     idf = _idf(searcher)
     index = searcher.index
-    # every chunk read for evidence from where its own text begins (``retrieve.tails``), one query a section
-    sections = functools.lru_cache(maxsize=None)(lambda path, heading: untailed(index.section_chunks(path, heading)))
-    pages = functools.lru_cache(maxsize=None)(lambda path, page: untailed(index.page_chunks(path, page)))
+    # each chunk as its note has it (``retrieve.tails``); every rule reads a section with one query
+    sections = sections_as_read(index)
     hits = untailed_hits(hits, sections)
     read = with_matching_sections(asked, with_sections(hits, sections), index.note_headings, sections,
                                   searcher.embed_passages)
-    hits_and_rows = with_page_rows(read, pages)
+    hits_and_rows = with_page_rows(read, index.page_chunks)
     if asks_reason(asked):  # the cause is often said just after the chunk that names what changed
-        hits_and_rows = with_following(hits_and_rows, pages)
+        hits_and_rows = with_following(hits_and_rows, index.page_chunks)
     evidence = select_evidence(asked, hits_and_rows, embed=searcher.embed_passages, idf=idf,
                                parts=parts, part_floor=PART_FLOOR,
                                focus=question if retrieval_query and retrieval_query != question else "")

@@ -17,6 +17,7 @@ A tail of whole lines (the items a list's next piece repeats) is the note's text
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Callable, Sequence
 
@@ -95,12 +96,23 @@ def _block_start(text: str, line: int) -> int:
     return start
 
 
+def sections_as_read(index) -> Callable[[str, str], list[Chunk]]:
+    """``index.section_chunks`` as evidence reads them (``untailed``), each section read once."""
+    return functools.lru_cache(maxsize=None)(lambda path, heading: untailed(index.section_chunks(path, heading)))
+
+
+def as_read(chunk: Chunk, section_chunks: Callable[[str, str], Sequence[Chunk]]) -> Chunk:
+    """``chunk`` as evidence reads it: as ``section_chunks`` (``untailed`` chunks) holds it. A PDF's
+    chunks are read as they are (``_follows``): its section, the whole report, is not read for that."""
+    if chunk.page is not None:
+        return chunk
+    return next((c for c in section_chunks(chunk.path, chunk.heading) if c.id == chunk.id), chunk)
+
+
 def untailed_hits(hits: Sequence[Hit], section_chunks: Callable[[str, str], Sequence[Chunk]]) -> list[Hit]:
     """The hits, each chunk read as ``untailed`` reads it in its section."""
     out = []
     for hit in hits:
-        chunk = hit.chunk
-        same = next((c for c in section_chunks(chunk.path, chunk.heading) if c.id == chunk.id), None)
-        out.append(dataclasses.replace(hit, chunk=same) if same is not None and same is not chunk
-                   and same.text != chunk.text else hit)
+        read = as_read(hit.chunk, section_chunks)
+        out.append(hit if read.text == hit.chunk.text else dataclasses.replace(hit, chunk=read))
     return out

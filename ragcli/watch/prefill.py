@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 
 from ..retrieve.evidence import evidence_passages
+from ..retrieve.tails import as_read, sections_as_read
 from ..store.passages import open_passages
 
 BATCH = 32  # passages embedded per step
@@ -123,8 +124,9 @@ class PassagePrefill:
         window = self._ids[self._listed:self._listed + 8 * LIST_CHUNKS]
         unknown = [i for i in window if i not in self._memo][:LIST_CHUNKS]
         chunks = self.index.chunks(unknown) if unknown else {}
+        sections = sections_as_read(self.index)  # as a question reads them (``retrieve.tails``)
         for i in unknown:
-            self._memo[i] = evidence_passages([chunks[i]]) if i in chunks else []
+            self._memo[i] = evidence_passages([as_read(chunks[i], sections)]) if i in chunks else []
         for i in window:
             if i not in self._memo or not self.listing:
                 break
