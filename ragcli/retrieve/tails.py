@@ -65,7 +65,7 @@ def untailed(chunks: Sequence[Chunk]) -> list[Chunk]:
 def _follows(prev: Chunk | None, chunk: Chunk) -> bool:
     """Is ``prev`` the piece before ``chunk`` in a Markdown note? A PDF page's lines are where its
     layout broke the text, so its tails, words of running prose, read as they did."""
-    return prev is not None and prev.ordinal < chunk.ordinal and chunk.page is None
+    return prev is not None and chunk.page is None  # section_chunks come in ordinal order
 
 
 def _restored(prev: Chunk, chunk: Chunk, cut: int) -> Chunk:
@@ -77,9 +77,7 @@ def _restored(prev: Chunk, chunk: Chunk, cut: int) -> Chunk:
     words = chunk.text[:cut].split()
     begins = list(re.finditer(r"\S+", prev.text))[-len(words)].start()
     first = _block_start(prev.text, prev.text.count("\n", 0, begins))
-    start = 0
-    for _ in range(first):
-        start = prev.text.index("\n", start) + 1
+    start = sum(len(line) + 1 for line in prev.text.split("\n")[:first])
     up = prev.text.count("\n", start)
     if prev.line_end - up < prev.line_start:
         return chunk
