@@ -104,6 +104,21 @@ _SHARE = re.compile(r"\d\s*(?:%|per ?cent\b)|\b\d[\d,]*\s+out\s+of\s+(?:the\s+)?
 # An amount ("how much salt", "how much is the discount"): a number that is not a time taken.
 _AMOUNT = re.compile(r"(?<![\w.])\d[\d.,]*(?![\d.,]*\s*(?:(?:-|–|to|or)\s*\d[\d.,]*\s*)?(?:business\s+|working\s+)?"
                      r"(?:secs?|seconds?|mins?|minutes?|hrs?|hours?|days?|weeks?|months?|years?)\b)", re.I)
+# A question that asks which keys do something ("what's the shortcut for the command palette", "how do I
+# reopen a closed tab from the keyboard") is answered by a unit that names them, "Press `Ctrl+P` (or
+# `Cmd+P` on macOS) to open the Command palette", not by the note's sentence about keyboard shortcuts.
+# Not one that asks to change a shortcut ("can I change it to my own keys"), nor a shortcut on disk.
+# the words that ask for keys, not what the keys are to do
+_KEY_WORDS = frozenset({"keyboard", "key", "shortcut", "hotkey", "hot", "combination", "combo", "press", "binding"})
+_ASKS_KEYS = re.compile(r"^(?!.*\b(?:change|changing|customi[sz]e|remap|rebind|reassign|assign|my own)\b)"
+                        r".*(?:\b(?<!file )(?<!filesystem )(?<!desktop )short ?cuts? (?:to|for|that|key)\b|"
+                        r"\bwhat(?:'s| is| are)? the (?:keyboard )?(?:short ?cuts?|hot ?keys?)\b|"
+                        r"\bhot ?keys? (?:to|for|that)\b|\bkey (?:combination|combo|binding)s? (?:to|for)\b|"
+                        r"\b(?:which|what) keys?\b|\b(?:from|with|using) the keyboard\b)", re.I | re.S)
+# Keys as notes write them: a modifier joined to a key, the Mac's symbols, or a modifier named as code
+# ("press `Ctrl` and select the link"). A key alone ("press `Enter`") ends a procedure as often.
+_KEYS = re.compile(r"\b(?:Ctrl|Control|Cmd|Command|Alt|Option|Opt|Shift|Meta|Mod|Win|Super)\s*(?:\+|/\s*(?:Ctrl|Cmd))"
+                   r"|[⌘⌥⇧⌃]|`(?:Ctrl|Control|Cmd|Command|Alt|Option|Shift|Meta)`")
 _ANSWER_TYPES = ((re.compile(r"\bhow much\b(?:\W+\w+){0,6}?\W+(?:cost|costs|pay|charge|charged|per (?:month|year))\b|"
                              r"\bwhat(?:'s| is| does)?(?:\W+\w+){0,3}?\W+(?:cost|price)\b", re.I), _PRICE),
                  (re.compile(r"\bhow long\b|\bhow many (?:minutes|seconds|hours|days|weeks)\b|"
@@ -111,7 +126,8 @@ _ANSWER_TYPES = ((re.compile(r"\bhow much\b(?:\W+\w+){0,6}?\W+(?:cost|costs|pay|
                  (re.compile(r"\bhow much\b", re.I), _AMOUNT),
                  (re.compile(r"\btemperature\b|\bhow (?:hot|cold|warm)\b", re.I), _TEMPERATURE),
                  (re.compile(_ASKS_WHEN + r"|\bwhat (?:time|date|year|day)\b", re.I), _WHEN),
-                 (re.compile(r"\bwhat (?:share|percentage|percent|proportion|fraction)\b", re.I), _SHARE))
+                 (re.compile(r"\bwhat (?:share|percentage|percent|proportion|fraction)\b", re.I), _SHARE),
+                 (_ASKS_KEYS, _KEYS))
 
 
 def answer_type(question: str) -> re.Pattern[str] | None:
@@ -155,10 +171,15 @@ _FIGURE_WORDS = re.compile(
     r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|spring|summer|autumn|fall|winter)\b", re.I)
 
 
-def holds_figure(text: str, question: str = "") -> bool:
+def holds_figure(text: str, question: str = "", heading: str = "") -> bool:
     """Does the text state the figure the question asks for: one of its kind (a duration for
-    "how long", see answer_type), or else any quantity, time or date, in digits or in words?"""
+    "how long", see answer_type), or else any quantity, time or date, in digits or in words?
+    Keys must be said of what the question asks them to do, in the text or its ``heading``:
+    "Select all: `Ctrl+A`" is no answer to "the shortcut to open Search"; "Or, press `Shift+1`"
+    under "Zoom to fit" is one to "zoom so that everything is visible"."""
     kind = answer_type(question)
+    if kind is _KEYS:
+        return bool(kind.search(text)) and bool(query_terms(question) - _KEY_WORDS & query_terms(f"{heading} {text}"))
     if kind is not None:
         return bool(kind.search(text))
     return bool(re.search(r"\d", text) or _FIGURE_WORDS.search(text))

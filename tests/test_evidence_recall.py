@@ -165,3 +165,46 @@ def test_code_that_differs_from_other_code_is_not_said_twice():
     plain = next(u for u in units if u.kind == "code" and "my-notes/;" in u.text)
     kept_path = next(u for u in units if u.kind == "block")
     assert len(said_once([(0.67, plain), (0.66, kept_path)])) == 2
+
+
+def test_a_question_for_the_keys_is_answered_by_the_step_that_names_them(searcher):
+    """"What's the keyboard shortcut for the command palette?": the note's opening sentence says
+    "keyboard shortcuts" and "keyboard"; the step "Press `Ctrl+P` ..." names the keys. Another
+    note's keys ("Focus the previous field: `Shift+Tab`") are another thing's, and stay out."""
+    palette = ("The Launcher lets you run any action directly from your keyboard, and explore every action "
+               "with its keyboard shortcut.\n\nTo run an action from the Launcher:\n\n"
+               "1. Press `Ctrl+P` (or `Cmd+P` on macOS) to open the Launcher.\n"
+               "2. Type the name of the action you want to run.\n3. Move to the action with the arrow keys.\n"
+               "4. Press `Enter`.\n")
+    fields = "Action | Hotkey\n--- | ---\nFocus the previous field | `Shift+Tab`\nFocus the next field | `Tab`\n"
+    hits = [Hit(Chunk("a", "/v/Launcher.md", "Launcher", "Launcher", palette, 4, 13), 1.0, 1),
+            Hit(Chunk("b", "/v/Fields.md", "Fields", "Fields > Keyboard shortcuts", fields, 30, 33), 0.9, 2)]
+    for question in ("What's the keyboard shortcut for the Launcher?", "How do I open the Launcher from the keyboard?"):
+        quotes = select_quotes(question, hits, searcher.embed_passages, _idf(searcher))
+        assert "Ctrl+P" in quotes[0].text, (question, [q.text for q in quotes])
+        assert all(q.path == "/v/Launcher.md" for q in quotes), (question, [q.text for q in quotes])
+    # asking to change a shortcut asks a way, not the keys
+    from ragcli.words import answer_type
+    assert answer_type("I hate one of the default keyboard shortcuts, can I change it to my own keys?") is None
+    assert answer_type("Can I use filesystem shortcuts to pull in a folder on another disk?") is None
+
+
+def test_one_thing_done_between_two_is_one_part():
+    """"Switch between reading and editing view" asks one thing; "the difference between tags and
+    folders" two. "Save each layout and switch between them": "and" joins two asks, not two things."""
+    assert len(question_parts("Is there a hotkey to switch between reading and editing view?")) == 1
+    assert len(question_parts("How do I move notes between folders and vaults?")) == 1
+    assert question_parts("Should I choose between tags and folders?") == [
+        "Should I choose between tags", "Should I choose between folders"]
+    assert question_parts("I keep rearranging my panes; can I save each layout and switch between them?") == [
+        "I keep rearranging my panes", "can I save each layout and switch between them"]
+
+
+def test_a_short_name_is_held_by_the_word_it_opens():
+    """"Undo on a Mac": the notes say "macOS". A name no word opens is still not held."""
+    from ragcli.retrieve.relevance import names_not_in
+
+    said = ["Press `Ctrl+Z` (Windows) or `Cmd+Z` (macOS) to undo."]
+    assert names_not_in(["Mac", "Windows"], said) == []
+    assert names_not_in(["Logseq", "Win"], said) == ["Logseq"]
+    assert names_not_in(["FY20"], ["report_fy2016.pdf"]) == ["FY20"]  # digits are whole

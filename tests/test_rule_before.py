@@ -72,6 +72,11 @@ def test_a_how_to_step_is_shown_with_the_sentence_that_goes_on_about_it():
                              "The Canvas plugin is documented elsewhere.")
     how = "How do I make a callout foldable?"
     assert with_sentence_after([step], how, lambda path, heading: _callouts(other)) == [step]
+    # nor when another quote says that sentence already (it leads into the block quoted beside)
+    goes_on = "A plus sign expands the callout by default, and a minus sign collapses it instead."
+    lead = Quote(2, f"{goes_on}\n> [!faq]- Are callouts foldable?", "block", "/v/Callouts.md", "Callouts",
+                 "Callouts > Foldable callouts", 57, 60, None, 0.6)
+    assert with_sentence_after([step, lead], how, lambda path, heading: _callouts()) == [step, lead]
 
 
 EMBEDS = ("## Embed a note in another note\n\nTo embed a note:\n\n```md\n![[Internal links]]\n```\n\n"

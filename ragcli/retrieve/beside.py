@@ -34,7 +34,7 @@ def with_sentence_after(quotes: Sequence[Quote], question: str,
     for q in quotes:
         if q.kind in ("sentence", "line"):
             others = [o.text for o in quotes if o is not q]
-            q = _with_after(q, asked, section_chunks) if gives_instruction(q.text) \
+            q = _with_after(q, asked, section_chunks, others) if gives_instruction(q.text) \
                 else _with_step_after(q, section_chunks, others)
         out.append(q)
     return out
@@ -56,9 +56,11 @@ def _with_step_after(quote: Quote, section_chunks, others: Sequence[str]) -> Quo
     return replace(quote, text=f"{quote.text.rstrip()} {after}", line_end=end)
 
 
-def _with_after(quote: Quote, asked: set[str], section_chunks) -> Quote:
+def _with_after(quote: Quote, asked: set[str], section_chunks, others: Sequence[str]) -> Quote:
     after, end = _next_sentence(quote, section_chunks(quote.path, quote.heading))
     if not after or len(after) > MAX_AFTER_CHARS or not _GOES_ON.match(after):
+        return quote
+    if any(after in text for text in others):  # another quote says it (a table's lead-in): once
         return quote
     if not (query_terms(after) & query_terms(quote.text)) - asked:
         return quote

@@ -189,7 +189,7 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
             base = (W_MEANING * float(np.dot(unit_vecs[pos], vec)) + W_WORDS * w[k]
                     + W_PLACE / math.sqrt(units[k].hit.rank or 1))
             unit = units[k]
-            bonus = W_TYPE if kind is not None and kind.search(unit.text) else 0.0
+            bonus = W_TYPE if kind is not None and holds_figure(unit.text, ask, unit.chunk.heading) else 0.0
             if unit.kind == "steps" and not procedure:
                 # a whole list answers "how do I" or "what do I need", not "what pressure": the item
                 # holding it does, so the list must beat its best item by more than a bonus
@@ -226,7 +226,7 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
                         named=_closest_section(sections, heading_vecs, part_vecs[i]))
         if asks_figure(part):  # "how long should the shot take": a unit holding a duration answers it,
             # however many of the part's words "takes about three shots" shares; none holding one: missing
-            typed = [r for r in ranked if holds_figure(units[r[2]].text, part)]
+            typed = [r for r in ranked if holds_figure(units[r[2]].text, part, units[r[2]].chunk.heading)]
             _rank, base, k = typed[0] if typed else ranked[0]
         else:
             typed, (_rank, base, k) = ranked, ranked[0]
@@ -251,12 +251,15 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
     # shown beside it must state one too, or they only add words.
     ask = focus or question
     kind_led = not parts and answer_type(ask) is not None
+    in_about: list[tuple[float, float, int]] = []
     if kind_led:
-        typed = [r for r in whole if holds_figure(units[r[2]].text, ask)]
+        typed = [r for r in whole if holds_figure(units[r[2]].text, ask, units[r[2]].chunk.heading)]
         # from the note the question is about (its best unit's) when that note states one: "how
         # long should the shot take" is the Espresso note's 25 to 30 s, not the sourdough's 8 hours
-        about = units[whole[0][2]].chunk.path
-        typed = [r for r in typed if units[r[2]].chunk.path == about] or typed
+        # (its best by how well it answers, not by the bonus for holding a figure)
+        about = units[max(whole, key=lambda r: r[1])[2]].chunk.path
+        in_about = [r for r in typed if units[r[2]].chunk.path == about]
+        typed = in_about or typed
         kind_led = bool(typed)
         if typed:  # it changes which unit is shown, not whether the notes answer: the gate reads the
             # best unit's score, as it did before this rule
@@ -281,8 +284,8 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
             # file size | 5 MB | 200 MB" beside "For the Standard plan the limit is 5 MB ..."): it
             # would only be read twice, and takes no place
             continue
-        if kind_led and not holds_figure(unit.text, ask):
-            continue
+        if kind_led and (not holds_figure(unit.text, ask, unit.chunk.heading) or in_about and unit.chunk.path != about):
+            continue  # another note's figure is another thing's: "8 hours" is the dough's, not the shot's
         if unit.kind == "steps" and not asks_how(question) and any(inside(u, unit) for _s, u in chosen):
             continue  # the item already quoted is the answer; its whole list would only add words
         per_chunk[unit.chunk.id] = per_chunk.get(unit.chunk.id, 0) + 1

@@ -71,8 +71,7 @@ def _alternatives(clause: str) -> list[str]:
         return [clause]
     for m in _ALTERNATIVE.finditer(clause):
         conj = m.group("conj").lower()
-        if conj == "and" and not re.search(r"\b(?:compare|comparison|difference|differ|between|versus|vs)\b",
-                                           clause, re.I):
+        if conj == "and" and not _compares_both(clause, m.start("conj")):
             continue
         a, b = _trim(m.group("a"), left=True), _trim(m.group("b"), left=False)
         if not a or not b or not query_terms(a) or not query_terms(b) or b.lower() in _NOT:
@@ -81,6 +80,21 @@ def _alternatives(clause: str) -> list[str]:
         after = m.group("b")[len(b):] + after
         return [" ".join(f"{before}{x}{after}".split()) for x in (a, b)]
     return [clause]
+
+
+# "Switch between reading and editing view", "sync my vault between my phone and my laptop": one
+# thing done across the two, not two things to answer apart.
+_ACROSS = re.compile(r"\b(?:switch|toggle|move|go|jump|navigate|alternate|swap|sync|transfer|drag|flip|share|copy|"
+                     r"link)(?:e?s|ed|ing)?\s+(?:\w+\s+){0,3}?between\b", re.I)
+
+
+def _compares_both(clause: str, start: int) -> bool:
+    """Does "X and Y" (at ``start``) name two things the clause asks to compare? "the difference
+    between X and Y", "compare X and Y"; not "save each layout and switch between them"."""
+    if re.search(r"\b(?:compare|comparison|difference|differ|versus|vs)\b", clause, re.I):
+        return True
+    before = clause[:start]
+    return bool(re.search(r"\bbetween\b", before, re.I)) and not _ACROSS.search(before)
 
 
 def _trim(phrase: str, left: bool) -> str:

@@ -79,9 +79,14 @@ def names_not_in(names: Sequence[str], texts: Sequence[str]) -> list[str]:
     """Those of ``names`` with a word none of ``texts`` holds, case aside. Word by word: a run of
     capitals often holds a plain word ("IRS Publication 17" in a text that says "IRS" and
     "Publication 17"); "Google Calendar" in notes that say them apart is ``unknown_names``' to read.
-    Letters and digits are words apart, so "FY2016" is in "FY 2016" and in "report_fy2016.pdf"."""
+    Letters and digits are words apart, so "FY2016" is in "FY 2016" and in "report_fy2016.pdf".
+    A name's word that opens a word held is held: "Mac" is said by "macOS", "Win" by "Windows"."""
     held = set(_name_words("\n".join(texts)))
-    return [n for n in names if not set(_name_words(n)) <= held]
+    return [n for n in names if not all(_held(w, held) for w in _name_words(n))]
+
+
+def _held(word: str, held: set[str]) -> bool:
+    return word in held or len(word) >= 3 and not word.isdigit() and any(h.startswith(word) for h in held)
 
 
 def _name_words(text: str) -> list[str]:
