@@ -85,12 +85,15 @@ class Notes(Closing):
             if hits is not None:
                 return hits
         from .retrieve import Filters
+        from .retrieve.tails import sections_as_read, untailed_hits
 
         with self.lock:
             reader = self._reader()
             hits = reader.search(query, k, mode, Filters(**where))
             self.vectors_pending = reader.index.pending_counts()
-            return hits
+            # each passage as its note has it: a chunk's overlap tail, words joined by spaces from
+            # wherever they stood, shows as the lines it was taken from (``retrieve.tails``)
+            return untailed_hits(hits, sections_as_read(reader.index))
 
     def ask(self, question: str, *, k: int | None = None, mode: str | None = None,
             min_score: float | None = None, temperature: float | None = None,

@@ -133,3 +133,25 @@ def test_every_quote_is_its_notes_text_at_its_lines(help_vault_env, monkeypatch)
             lines = Path(quote.path).read_text(encoding="utf-8").split("\n")
             where = "\n".join(lines[quote.line_start - 1:quote.line_end])
             assert _normal(quote.text) in _normal(where), (question, quote.line_start, quote.text)
+
+
+def test_search_shows_each_passage_as_its_note_has_it(help_vault_env, monkeypatch, capsys) -> None:
+    """`rag search --json` (and so MCP's search, through the same library call): a passage that
+    opened with a torn tail ("will not be bold\\*\\* ```markdown ...") is the note's lines."""
+    import json
+
+    from ragcli.cli import main
+
+    for key, value in help_vault_env.items():
+        monkeypatch.setenv(key, value)
+    assert main(["search", QUESTIONS[0], "-k", "5", "--json"]) == 0
+    results = json.loads(capsys.readouterr().out)["results"]
+    checked = 0
+    for hit in results:
+        lines = Path(hit["path"]).read_text(encoding="utf-8").split("\n")
+        # the passage's first line is the note's, at the line it claims (links and callouts as parsed)
+        first = hit["text"].split("\n")[0]
+        at = "\n".join(lines[hit["line_start"] - 1:hit["line_start"] + 1])
+        assert _normal(first) and _normal(first) in _normal(at), (hit["line_start"], first)
+        checked += 1
+    assert checked == len(results) > 0
