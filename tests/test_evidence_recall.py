@@ -208,3 +208,14 @@ def test_a_short_name_is_held_by_the_word_it_opens():
     assert names_not_in(["Mac", "Windows"], said) == []
     assert names_not_in(["Logseq", "Win"], said) == ["Logseq"]
     assert names_not_in(["FY20"], ["report_fy2016.pdf"]) == ["FY20"]  # digits are whole
+
+
+def test_a_numbers_name_is_a_name():
+    """"Make the graph view 3D": "3D" names a thing, as "Logseq" does; a two-letter word in
+    capitals still does not ("every staff PC"), nor a year after "FY"."""
+    from ragcli.retrieve.relevance import names_in
+
+    assert names_in("How can I make the graph view 3D?") == ["3D"]
+    assert names_in("How do I set up 2FA on my account?") == ["2FA"]
+    assert names_in("Can I roll the app out to every staff PC?") == []
+    assert names_in("What were the FY 2016 results?") == []

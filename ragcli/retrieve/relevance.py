@@ -51,8 +51,8 @@ def relevant(question: str, hits: Sequence[Hit], min_score: float = -1.0) -> boo
 # CamelCase or mixed word ("Zotero", "PyPI", "ColBERT", "X-Core"), or a quoted term. Capitalised
 # words in a row are one name: notes that say "Google" and "calendar" apart do not name
 # "Google Calendar", and "Natural Questions" is the name the notes use whole.
-_CAPITAL = r"[A-Z][\w-]*[A-Za-z0-9]"
-_NAME = re.compile(rf"(?<![.?!]\s)(?<!^)(?<![\w'-])({_CAPITAL}(?:\s+{_CAPITAL})*)(?![\w'])"
+_CAPITAL = r"[A-Z][\w-]*[A-Za-z0-9]|\d+[A-Z][A-Za-z0-9]*"  # ... or a number's name: "3D", "4K", "2FA"
+_NAME = re.compile(rf"(?<![.?!]\s)(?<!^)(?<![\w'-])((?:{_CAPITAL})(?:\s+(?:{_CAPITAL}))*)(?![\w'])"
                    r"|[\"“]([^\"”]{2,40})[\"”]")
 _NOT_NAMES = frozenset({"I", "I'm", "I've", "OK"})
 # A month or a day is a date, not a thing the notes must name ("a note created on 1 January")
@@ -63,14 +63,15 @@ _CALENDAR = frozenset("january february march april may june july august septemb
 def names_in(question: str) -> list[str]:
     """The names a question uses (see _NAME), in its order. None in a question typed in title
     case or capitals, where a capital says nothing, and none of two letters: "ID", "PC" and "OS"
-    are words in capitals more than names ("roll the app out to every staff PC")."""
+    are words in capitals more than names ("roll the app out to every staff PC"); a number's
+    name is one ("make the graph view 3D")."""
     words = re.findall(r"[A-Za-z][\w'-]*", question)
     if len(words) > 2 and sum(w[0].isupper() for w in words) * 2 > len(words):
         return []
     names = []
     for m in _NAME.finditer(question.strip()):
         name = m.group(1) or m.group(2)
-        if name and len(name) > 2 and name not in _NOT_NAMES and name.lower() not in _CALENDAR:
+        if name and (len(name) > 2 or name[0].isdigit()) and name not in _NOT_NAMES and name.lower() not in _CALENDAR:
             names.append(name)
     return list(dict.fromkeys(names))
 
