@@ -585,6 +585,10 @@ def test_a_word_no_note_uses_is_said_and_weak_evidence_for_it_is_refused(example
     result = _ask(capsys, "What pressure should the drip irrigation in my allotment run at?", "--quotes")
     assert result["covered"] and "1.7 bar" in _shown(result)
     assert result["not_mentioned"] == ["allotment"] and result["tentative"]
+    # "what was the problem with" asks for a fault, as "what went wrong" does: the note says
+    # "the crust too pale", never "problem", and is shown
+    result = _ask(capsys, "What was the problem with the bake on pi day?", "--quotes")
+    assert result["covered"] and "crust too pale" in _shown(result) and result["not_mentioned"] == []
 
 
 REPORT_PAGE = ("Employee engagement at OPM stayed flat in fiscal 2016, at 71 percent, as in fiscal 2015.\n"
