@@ -214,3 +214,32 @@ def test_the_next_sentence_leaves_a_row_of_figures_its_place():
         chosen = [(0.9, best[0]), (0.6, unit), (0.5, best[2])]
         shown = [u.text for _s, u in with_next_figure(chosen, units, {}, 3)]
         assert (best[1].text in shown) is replaced and (unit.text in shown) is not replaced, shown
+
+
+REGISTER = ("Historic Preservation, Interior\n"
+            "014X5129 Payments to States from Land Sales, Bureau of Land\n"
+            "Management, Interior 94 Stat. 3382\n"
+            "014X5130 Indian Arts and Crafts Fund, Departmental Management, Interior 25 U.S.C. 305C\n"
+            "014X5132 Range Improvements, Bureau of Land Management, Interior 43 U.S.C. 1751\n"
+            "014X5140 Historic Preservation Fund, National Park Service, Interior 16 U.S.C. 470h\n"
+            "014 5140 Historic Preservation Fund, National Park Service, Interior 16 U.S.C. 470h")
+PROSE = ("For the latest information about developments related to Form 1040 and its\n"
+         "instructions, such as legislation enacted after they were published, go to the\n"
+         "agency's website, where 12 pages of updates and 3 worksheets for the 2017 tax year are\n"
+         "posted with the forms and their instructions for every filer and every preparer")
+
+
+def test_a_registers_entries_are_quotable_one_by_one(embed):
+    """A page of account codes and names runs into one "sentence" (no full stop in seven lines): the
+    entry that answers is quoted alone. Prose wrapped over as many lines is not cut into lines."""
+    from ragcli.retrieve.evidence import split_units
+
+    hit = Hit(_page("r", REGISTER, 40, 121), 1.0, 1)
+    lines = [u for u in split_units(hit) if u.kind == "line"]
+    assert [u.line_start for u in lines] == [41, 43, 44, 45, 46]  # the entries, not their wrapped ends
+    quotes = select_quotes("What is the account symbol for the Historic Preservation Fund?", [hit], embed,
+                           flat_idf)
+    assert quotes[0].text.startswith("014") and "Historic Preservation Fund" in quotes[0].text
+    assert quotes[0].line_start == quotes[0].line_end
+    prose = Hit(_page("p", PROSE, 10, 1), 1.0, 1)
+    assert not [u for u in split_units(prose) if u.kind == "line"]

@@ -210,7 +210,28 @@ def _paragraph(content: str, start: int, end: int, hit: Hit, line_no) -> list[Un
                      line_at(max(pieces[first][1], pieces[last][2] - 1)))
         units.append(Unit(text[:MAX_UNIT_CHARS], kind, line_at(begin), line_at(max(begin, finish - 1)), hit,
                           passage=shown))
+    if hit.chunk.page is not None:
+        units += _listing_lines(parts, start, hit, line_no)
     return units
+
+
+LISTING_LINES = 4  # a PDF paragraph of this many lines or more, most of them entries, is a listing
+
+
+def _listing_lines(parts: list[str], start: int, hit: Hit, line_no) -> list[Unit]:
+    """A PDF paragraph whose lines mostly open with a code or a number and go on in words (a
+    register of accounts, a list of codes and names) runs into one or two long "sentences" with
+    no full stop: its entries are also quotable one by one. "014X5140 Historic Preservation Fund,
+    National Park Service, Interior 16 U.S.C. 470h" is the answer, the run of ten entries around
+    it is not. Prose has few lines that open so."""
+    entries = [k for k, part in enumerate(parts) if _ENTRY.match(part) and len(part) >= MIN_UNIT_CHARS]
+    if len(parts) < LISTING_LINES or len(entries) * 2 < len(parts):
+        return []
+    return [Unit(parts[k], "line", line_no(start + k), line_no(start + k), hit) for k in entries]
+
+
+# An entry of a listing opens with its code or number ("014X5140", "5713.008", "12."), then words.
+_ENTRY = re.compile(r"^(?:\S*\d\S*\s+)+\S*[A-Za-z]")
 
 
 _EXAMPLE = re.compile(r"^(?:for (?:example|instance)\b|e\.g\.)", re.I)
