@@ -243,3 +243,23 @@ def test_a_registers_entries_are_quotable_one_by_one(embed):
     assert quotes[0].line_start == quotes[0].line_end
     prose = Hit(_page("p", PROSE, 10, 1), 1.0, 1)
     assert not [u for u in split_units(prose) if u.kind == "line"]
+
+
+def test_a_word_the_layout_broke_is_quoted_whole():
+    """"legisla-" at a line's end and "tion" on the next are the word "legislation", as the reader
+    reads it; "Government-" + "wide" keeps its hyphen (no word "governmentwide"), and so does
+    "short- and long-term" inside a line. A note's text is never rejoined."""
+    from ragcli.retrieve.evidence import split_units
+
+    text = ("The Instructions for Form 1040 are being re-\nvised and reissued due to recent legisla-\n"
+            "tion that extended certain tax benefits for the holi- day season. Both short- and\n"
+            "long-term gains are reported Government-\nwide.")
+    units = split_units(Hit(_page("h", text, 6, 6), 1.0, 1))
+    said = " ".join(u.text for u in units)
+    assert "being revised and reissued due to recent legislation that extended" in said, said
+    assert "for the holiday season" in said and "short- and long-term" in said
+    assert "reported Government-wide." in said
+    first = next(u for u in units if u.text.startswith("The Instructions"))
+    assert (first.line_start, first.line_end) == (6, 8)
+    note = Chunk("n", "/v/Note.md", "Note", "Note", "recent legisla-\ntion of the year", 3, 4)
+    assert "legisla- tion" in " ".join(u.text for u in split_units(Hit(note, 1.0, 1)))

@@ -21,6 +21,7 @@ from markdown_it import MarkdownIt
 
 from ..types import Hit
 from ..words import query_terms, split_sentences
+from .pdf_lines import listing_entries, pdf_lines_joined
 
 MIN_UNIT_CHARS = 12
 MAX_UNIT_CHARS = 600
@@ -184,11 +185,14 @@ def _paragraph(content: str, start: int, end: int, hit: Hit, line_no) -> list[Un
         parts[0] = _CALLOUT.sub("", parts[0])  # and its title reads as a heading to what follows
         if len(parts) > 1 and parts[0] and parts[0][-1] not in ".:?!":
             parts[0] += ":"
-    offsets, pos = [], 0
-    for part in parts:
-        offsets.append(pos)
-        pos += len(part) + 1
-    joined = " ".join(parts).strip()
+    if hit.chunk.page is not None:
+        joined, offsets = pdf_lines_joined(parts)
+    else:
+        offsets, pos = [], 0
+        for part in parts:
+            offsets.append(pos)
+            pos += len(part) + 1
+        joined = " ".join(parts).strip()
 
     def line_at(offset: int) -> int:
         k = max(idx for idx, s in enumerate(offsets) if s <= offset)
@@ -211,27 +215,9 @@ def _paragraph(content: str, start: int, end: int, hit: Hit, line_no) -> list[Un
         units.append(Unit(text[:MAX_UNIT_CHARS], kind, line_at(begin), line_at(max(begin, finish - 1)), hit,
                           passage=shown))
     if hit.chunk.page is not None:
-        units += _listing_lines(parts, start, hit, line_no)
+        units += [Unit(text, "line", line_no(start + k), line_no(start + k), hit)
+                  for k, text in listing_entries(parts, MIN_UNIT_CHARS)]
     return units
-
-
-LISTING_LINES = 4  # a PDF paragraph of this many lines or more, most of them entries, is a listing
-
-
-def _listing_lines(parts: list[str], start: int, hit: Hit, line_no) -> list[Unit]:
-    """A PDF paragraph whose lines mostly open with a code or a number and go on in words (a
-    register of accounts, a list of codes and names) runs into one or two long "sentences" with
-    no full stop: its entries are also quotable one by one. "014X5140 Historic Preservation Fund,
-    National Park Service, Interior 16 U.S.C. 470h" is the answer, the run of ten entries around
-    it is not. Prose has few lines that open so."""
-    entries = [k for k, part in enumerate(parts) if _ENTRY.match(part) and len(part) >= MIN_UNIT_CHARS]
-    if len(parts) < LISTING_LINES or len(entries) * 2 < len(parts):
-        return []
-    return [Unit(parts[k], "line", line_no(start + k), line_no(start + k), hit) for k in entries]
-
-
-# An entry of a listing opens with its code or number ("014X5140", "5713.008", "12."), then words.
-_ENTRY = re.compile(r"^(?:\S*\d\S*\s+)+\S*[A-Za-z]")
 
 
 _EXAMPLE = re.compile(r"^(?:for (?:example|instance)\b|e\.g\.)", re.I)

@@ -1,0 +1,57 @@
+"""How a PDF page's lines read as text. The reader gives a page's lines as the layout broke
+them: a word cut at a line's end ("legisla-" / "tion"), and a register's entries (an account's
+code and name a line) with no full stop between them. Markdown notes are never read so: their
+lines are the note's own text.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .spelling import is_known_word
+
+_BROKEN = re.compile(r"([A-Za-z]+)-$")
+_BROKEN_INSIDE = re.compile(r"\b([A-Za-z]+)- ([a-z]+)\b")
+
+
+def pdf_lines_joined(parts: list[str]) -> tuple[str, list[int]]:
+    """A PDF paragraph's lines as one text, and where each line starts in it. A word the layout
+    broke at a line's end is whole again: "legisla-" + "tion" is "legislation" (a word of the
+    embedding model's vocabulary), "Government-" + "wide" is "Government-wide" (none). Inside a
+    line, "holi- day" is "holiday"; "short- and long-term" stays (no word "shortand")."""
+    text, offsets = "", []
+    for part in parts:
+        # a break the reader already ran into its line: "the Emancipation Day holi- day"
+        part = _BROKEN_INSIDE.sub(lambda m: m[1] + m[2] if is_known_word(m[1] + m[2]) else m[0], part)
+        broken = _BROKEN.search(text) if part[:1].islower() else None
+        if broken is not None:
+            rest = re.match(r"[a-z]+", part).group(0)
+            if is_known_word(broken.group(1) + rest):
+                text = text[:-1]
+            offsets.append(len(text))
+            text += part
+        else:
+            if text:
+                text += " "
+            offsets.append(len(text))
+            text += part
+    return text, offsets
+
+
+LISTING_LINES = 4  # a PDF paragraph of this many lines or more, most of them entries, is a listing
+
+
+def listing_entries(parts: list[str], min_chars: int) -> list[tuple[int, str]]:
+    """A PDF paragraph whose lines mostly open with a code or a number and go on in words (a
+    register of accounts, a list of codes and names) runs into one or two long "sentences" with
+    no full stop: its entries are also quotable one by one. "014X5140 Historic Preservation Fund,
+    National Park Service, Interior 16 U.S.C. 470h" is the answer, the run of ten entries around
+    it is not. Prose has few lines that open so. Each entry as (its line's index, its text)."""
+    entries = [(k, part) for k, part in enumerate(parts) if _ENTRY.match(part) and len(part) >= min_chars]
+    if len(parts) < LISTING_LINES or len(entries) * 2 < len(parts):
+        return []
+    return entries
+
+
+# An entry of a listing opens with its code or number ("014X5140", "5713.008", "12."), then words.
+_ENTRY = re.compile(r"^(?:\S*\d\S*\s+)+\S*[A-Za-z]")
