@@ -4,6 +4,8 @@ pages are report text as the PDF reader gives it (several sentences to a line)."
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from ragcli.config import load_config
@@ -263,3 +265,19 @@ def test_a_word_the_layout_broke_is_quoted_whole():
     assert (first.line_start, first.line_end) == (6, 8)
     note = Chunk("n", "/v/Note.md", "Note", "Note", "recent legisla-\ntion of the year", 3, 4)
     assert "legisla- tion" in " ".join(u.text for u in split_units(Hit(note, 1.0, 1)))
+
+
+def test_the_next_items_label_does_not_end_an_item():
+    """A lettered list in a PDF runs on line by line, and the sentence splitter ended each item with
+    the next one's label: "Approve ... the Incident Action Plan (IAP); j."."""
+    from ragcli.retrieve.evidence import split_units
+
+    text = ("i. Approve and authorize the implementation of the Incident Action Plan (IAP);\n"
+            "j. Ensure that adequate safety measures are in place; and\n"
+            "k. Maintain the Unit/Activity Log (ICS 214 form). Review the common responsibilities of\n"
+            "the section; b. Brief relief personnel on the current conditions.")
+    said = [u.text for u in split_units(Hit(_page("l", text, 17, 87), 1.0, 1))]
+    assert "Approve and authorize the implementation of the Incident Action Plan (IAP);" in said, said
+    assert "Ensure that adequate safety measures are in place; and" in said, said
+    assert "Review the common responsibilities of the section;" in said, said
+    assert not [s for s in said if re.search(r"\s[a-z]\.$", s)], said

@@ -55,3 +55,25 @@ def listing_entries(parts: list[str], min_chars: int) -> list[tuple[int, str]]:
 
 # An entry of a listing opens with its code or number ("014X5140", "5713.008", "12."), then words.
 _ENTRY = re.compile(r"^(?:\S*\d\S*\s+)+\S*[A-Za-z]")
+
+
+# The label of a list's next item, read onto the end of the item before it: "(IAP); j." where the
+# page has "i. Approve ... (IAP);" and, on the next line, "j. Ensure ...".
+_NEXT_LABEL = re.compile(r"\s(?:[a-z]|[ivx]{1,4}|\d{1,2})[.)]$")
+_AFTER_ITEM = re.compile(r";(?:\s+(?:and|or))?$")  # an item ends so where the reader ran the lines into one
+
+
+def without_item_labels(pieces: list[tuple[str, int, int]], offsets: list[int]) -> list[tuple[str, int, int]]:
+    """A PDF paragraph's sentences (text, start, end), less the next item's label that the sentence
+    splitter ends a sentence with when a lettered or numbered list runs on line by line: the label
+    opens a line of the page (or follows the "; and" an item ends with, where the reader ran the
+    lines into one), so it is the next item's, not the end of this one."""
+    starts = set(offsets)
+    out = []
+    for text, begin, end in pieces:
+        label = _NEXT_LABEL.search(text)
+        if label is not None and (begin + label.start() + 1 in starts or _AFTER_ITEM.search(text[:label.start()])):
+            text, end = text[:label.start()].rstrip(), begin + label.start()
+        if text:
+            out.append((text, begin, end))
+    return out

@@ -21,7 +21,7 @@ from markdown_it import MarkdownIt
 
 from ..types import Hit
 from ..words import query_terms, split_sentences
-from .pdf_lines import listing_entries, pdf_lines_joined
+from .pdf_lines import listing_entries, pdf_lines_joined, without_item_labels
 
 MIN_UNIT_CHARS = 12
 MAX_UNIT_CHARS = 600
@@ -199,6 +199,8 @@ def _paragraph(content: str, start: int, end: int, hit: Hit, line_no) -> list[Un
         return line_no(start + k)
 
     pieces = split_sentences(joined, with_offsets=True)
+    if hit.chunk.page is not None:
+        pieces = without_item_labels(pieces, offsets)
     # A sentence is scored alone (precise) but quoted with its paragraph when that is short:
     # the answer often takes the next sentence too ("... foldable by adding a +. A plus expands it").
     passage = (joined, line_no(start), line_no(end - 1)) \
