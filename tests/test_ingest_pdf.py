@@ -269,3 +269,20 @@ def test_rag_index_reads_a_table_whose_array_is_over_pypdfs_default(tmp_path: Pa
     assert report["files_indexed"] == 1 and report["files_failed"] == [], report
     hits = json.loads(ok(rag("search", "Row 1397 widget segment revenue", "--json", "-k", "3")).stdout)["results"]
     assert hits and hits[0]["path"].endswith("segment table.pdf") and "Row 1397 widget" in hits[0]["text"]
+
+
+def test_a_pdf_warning_repeated_per_font_is_one_note() -> None:
+    """pypdf warns once per font object ("fontTools is required to fully parse the encoding of a
+    CFF Type1 font in font dictionary {...}"), with the object's dictionary in the message: the EPA
+    incident management handbook printed four such notes. They are one note, the hint kept."""
+    from pypdf._utils import logger_warning
+
+    from ragcli.ingest.pdf import _capture_pypdf_warnings, _dedupe
+
+    notes: list[str] = []
+    with _capture_pypdf_warnings(notes):
+        for font in ("PQXQEU+MinionPro-Regular", "NLYNFA+MinionPro-Regular"):
+            logger_warning("fontTools is required to fully parse the encoding of a CFF Type1 font in font "
+                           f"dictionary {{'/BaseFont': '/{font}', '/Widths': [227, 0, 480]}}, but is not "
+                           "installed. Consider installing fontTools if you encounter encoding problems.", source="pypdf")
+    assert len(_dedupe(notes)) == 1 and "fontTools" in notes[0] and "MinionPro" not in notes[0]

@@ -254,6 +254,9 @@ def _dedupe(items: list[str]) -> list[str]:
     return list(dict.fromkeys(items))
 
 
+_OBJECT = re.compile(r"\{.*\}", re.S)  # a PDF object's dictionary, as pypdf prints it
+
+
 @contextmanager
 def _capture_pypdf_warnings(sink: list[str]):
     """Collect pypdf's log warnings into the Document instead of printing them."""
@@ -261,7 +264,9 @@ def _capture_pypdf_warnings(sink: list[str]):
     class Handler(logging.Handler):
         def emit(self, record: logging.LogRecord) -> None:
             if len(sink) < 50:
-                sink.append("pdf: " + _short(Exception(record.getMessage())))
+                # one note per kind: "... in font dictionary {'/BaseFont': '/PQXQEU+MinionPro-Regular',
+                # ...}" came once per font, four alike for one handbook
+                sink.append("pdf: " + _short(Exception(_OBJECT.sub("{…}", record.getMessage()))))
 
     logger = logging.getLogger("pypdf")
     handler, propagate = Handler(logging.WARNING), logger.propagate
