@@ -284,5 +284,6 @@ def test_a_pdf_warning_repeated_per_font_is_one_note() -> None:
         for font in ("PQXQEU+MinionPro-Regular", "NLYNFA+MinionPro-Regular"):
             logger_warning("fontTools is required to fully parse the encoding of a CFF Type1 font in font "
                            f"dictionary {{'/BaseFont': '/{font}', '/Widths': [227, 0, 480]}}, but is not "
-                           "installed. Consider installing fontTools if you encounter encoding problems.", source="pypdf")
+                           "installed. Consider installing fontTools if you encounter encoding problems.",
+                           source="pypdf")
     assert len(_dedupe(notes)) == 1 and "fontTools" in notes[0] and "MinionPro" not in notes[0]
