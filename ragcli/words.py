@@ -109,13 +109,13 @@ _AMOUNT = re.compile(r"(?<![\w.])\d[\d.,]*(?![\d.,]*\s*(?:(?:-|–|to|or)\s*\d[\
 # reopen a closed tab from the keyboard") is answered by a unit that names them, "Press `Ctrl+P` (or
 # `Cmd+P` on macOS) to open the Command palette", not by the note's sentence about keyboard shortcuts.
 # Not one that asks to change a shortcut ("can I change it to my own keys"), nor a shortcut on disk.
-# the words that ask for keys, not what the keys are to do
-_KEY_WORDS = frozenset({"keyboard", "key", "shortcut", "hotkey", "hot", "combination", "combo", "press", "binding"})
 _ASKS_KEYS = re.compile(r"^(?!.*\b(?:change|changing|customi[sz]e|remap|rebind|reassign|assign|my own)\b)"
                         r".*(?:\b(?<!file )(?<!filesystem )(?<!desktop )short ?cuts? (?:to|for|that|key)\b|"
                         r"\bwhat(?:'s| is| are)? the (?:keyboard )?(?:short ?cuts?|hot ?keys?)\b|"
                         r"\bhot ?keys? (?:to|for|that)\b|\bkey (?:combination|combo|binding)s? (?:to|for)\b|"
                         r"\b(?:which|what) keys?\b|\b(?:from|with|using) the keyboard\b)", re.I | re.S)
+# The words that ask for keys, not what the keys are to do (``holds_figure``).
+_KEY_WORDS = frozenset({"keyboard", "key", "shortcut", "hotkey", "hot", "combination", "combo", "press", "binding"})
 # Keys as notes write them: a modifier joined to a key, the Mac's symbols, or a modifier named as code
 # ("press `Ctrl` and select the link"). A key alone ("press `Enter`") ends a procedure as often.
 _KEYS = re.compile(r"\b(?:Ctrl|Control|Cmd|Command|Alt|Option|Opt|Shift|Meta|Mod|Win|Super)\s*(?:\+|/\s*(?:Ctrl|Cmd))"
