@@ -4,6 +4,7 @@ follow-up detection)."""
 
 from __future__ import annotations
 
+import functools
 import re
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -131,6 +132,7 @@ _ANSWER_TYPES = ((re.compile(r"\bhow much\b(?:\W+\w+){0,6}?\W+(?:cost|costs|pay|
                  (_ASKS_KEYS, _KEYS))
 
 
+@functools.lru_cache(maxsize=256)  # asked again for every unit a question's evidence scores
 def answer_type(question: str) -> re.Pattern[str] | None:
     """For a question that asks a price, a duration, an amount, a temperature or a time: what its answer
     looks like."""

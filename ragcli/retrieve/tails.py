@@ -22,7 +22,6 @@ import re
 from collections.abc import Callable, Sequence
 
 from ..types import Chunk, Hit
-from .units import markdown_blocks
 
 MAX_TAIL_WORDS = 400  # more than any overlap a chunk size allows (the tail fits in a fourth of it)
 
@@ -86,6 +85,8 @@ def _restored(prev: Chunk, chunk: Chunk, cut: int) -> Chunk:
 
 def _block_start(text: str, line: int) -> int:
     """The first line of the innermost list item, or else of the outermost block, holding ``line``."""
+    from .units import markdown_blocks  # markdown-it and the answer side's words: only for a chunk with a tail
+
     start = 0
     for tok in markdown_blocks(text):
         if tok.map and tok.nesting >= 0 and tok.map[0] <= line < tok.map[1] \

@@ -185,7 +185,8 @@ def _paragraph(content: str, start: int, end: int, hit: Hit, line_no) -> list[Un
         parts[0] = _CALLOUT.sub("", parts[0])  # and its title reads as a heading to what follows
         if len(parts) > 1 and parts[0] and parts[0][-1] not in ".:?!":
             parts[0] += ":"
-    if hit.chunk.page is not None:
+    pdf = hit.chunk.page is not None  # a page's lines are where its layout broke them (``pdf_lines``)
+    if pdf:
         joined, offsets = pdf_lines_joined(parts)
     else:
         offsets, pos = [], 0
@@ -199,7 +200,7 @@ def _paragraph(content: str, start: int, end: int, hit: Hit, line_no) -> list[Un
         return line_no(start + k)
 
     pieces = split_sentences(joined, with_offsets=True)
-    if hit.chunk.page is not None:
+    if pdf:
         pieces = without_item_labels(pieces, offsets)
     # A sentence is scored alone (precise) but quoted with its paragraph when that is short:
     # the answer often takes the next sentence too ("... foldable by adding a +. A plus expands it").
@@ -216,7 +217,7 @@ def _paragraph(content: str, start: int, end: int, hit: Hit, line_no) -> list[Un
                      line_at(max(pieces[first][1], pieces[last][2] - 1)))
         units.append(Unit(text[:MAX_UNIT_CHARS], kind, line_at(begin), line_at(max(begin, finish - 1)), hit,
                           passage=shown))
-    if hit.chunk.page is not None:
+    if pdf:
         units += [Unit(text, "line", line_no(start + k), line_no(start + k), hit)
                   for k, text in listing_entries(parts, MIN_UNIT_CHARS)]
     return units
