@@ -17,9 +17,10 @@ _STOP = frozenset(
     "take takes taken took there these they this those to us was we were what when where which who "
     "whom whose why will with would you your yours".split())
 # "how long", "how many": the words asking for a figure, not what the figure is of; "what went
-# wrong", "what am I doing wrong", "what was the problem with": asking for a fault, which a note
+# wrong", "what did the bake get wrong", "what was the problem with": asking for a fault, which a note
 # tells in its own words ("the crust too pale")
-_ASKING = re.compile(r"\bhow (?:long|many|much|often|far)\b|\b(?:went|goes|go|going|doing|did|done|is|was|s) wrong\b|"
+_ASKING = re.compile(r"\bhow (?:long|many|much|often|far)\b|"
+                     r"\b(?:went|goes|go|going|doing|did|done|is|was|s|get|gets|got|getting) wrong\b|"
                      r"\b(?:the|a|any|what) (?:problems?|issues?|trouble) (?:with|was|is)\b")
 
 

@@ -589,6 +589,8 @@ def test_a_word_no_note_uses_is_said_and_weak_evidence_for_it_is_refused(example
     # "the crust too pale", never "problem", and is shown
     result = _ask(capsys, "What was the problem with the bake on pi day?", "--quotes")
     assert result["covered"] and "crust too pale" in _shown(result) and result["not_mentioned"] == []
+    result = _ask(capsys, "What did the Pi day bake get wrong, and what should I change next time?", "--quotes")
+    assert result["covered"] and "crust too pale" in _shown(result) and "wrong" not in result["not_mentioned"]
 
 
 REPORT_PAGE = ("Employee engagement at OPM stayed flat in fiscal 2016, at 71 percent, as in fiscal 2015.\n"
