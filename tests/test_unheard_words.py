@@ -166,6 +166,20 @@ def test_capitalised_words_in_a_row_are_one_name_and_unknown_when_no_note_says_t
         searcher.close()
 
 
+def test_a_name_the_question_likens_its_ask_to_is_not_required_of_the_notes(example_vault_env, monkeypatch, capsys):
+    """"..., like in GitHub Desktop?" asks for the undo the Git note gives; no note names GitHub
+    Desktop, and none needs to. A name asked about is still required ("move my vault to Logseq")."""
+    from ragcli.retrieve.relevance import names_in
+
+    assert names_in("Can I type in several spots at once, like in VS Code?") == []
+    assert names_in("Can I fold lists the way Workflowy does?") == []
+    assert names_in("How do I move my vault over to Logseq?") == ["Logseq"]
+    assert names_in("Does my vault open in Logseq like in Obsidian?") == ["Logseq"]
+    result = _ask(monkeypatch, capsys, example_vault_env,
+                  "How do I undo my last commit but keep the changes, like in GitHub Desktop?")
+    assert result["covered"] and "git reset --soft HEAD~1" in _shown(result)
+
+
 def test_a_part_asking_a_quality_no_passage_names_is_said_missing(example_vault_env, monkeypatch, capsys):
     """"how hard should the water be": the coffee notes name no hardness (nearest "slow", 0.46);
     the ratio part is answered. "How wet is my dough" is not said missing: the Sourdough note says

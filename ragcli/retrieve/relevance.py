@@ -60,6 +60,11 @@ _CALENDAR = frozenset("january february march april may june july august septemb
                       "monday tuesday wednesday thursday friday saturday sunday".split())
 
 
+# A name the question likens its ask to is not what it asks about: "type in several spots at once,
+# like in VS Code" asks for multiple cursors in the notes' app, which the notes never compare to VS Code.
+_LIKENED = re.compile(r"\b(?:like|as in|as with|similar to|the way)\s+(?:(?:in|on|with|at)\s+)?(?:the\s+)?\W*$", re.I)
+
+
 def names_in(question: str) -> list[str]:
     """The names a question uses (see _NAME), in its order. None in a question typed in title
     case or capitals, where a capital says nothing, and none of two letters: "ID", "PC" and "OS"
@@ -69,8 +74,11 @@ def names_in(question: str) -> list[str]:
     if len(words) > 2 and sum(w[0].isupper() for w in words) * 2 > len(words):
         return []
     names = []
-    for m in _NAME.finditer(question.strip()):
+    question = question.strip()
+    for m in _NAME.finditer(question):
         name = m.group(1) or m.group(2)
+        if _LIKENED.search(question, 0, m.start()):
+            continue
         if name and (len(name) > 2 or name[0].isdigit()) and name not in _NOT_NAMES and name.lower() not in _CALENDAR:
             names.append(name)
     return list(dict.fromkeys(names))
