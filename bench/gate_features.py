@@ -104,9 +104,28 @@ def features_of(row: dict, searcher, config) -> dict:
     f["quote_texts"] = texts
     f["quote_plain"] = [x.text for x in quotes]
     f["hit_texts"] = [f"{h.chunk.title}\n{h.chunk.heading}\n{h.chunk.text}" for h in ranked[:5]]
+    f["centroid_top"], f["centroid_margin"] = _nearest_note(q, searcher)
     f["names"] = names_in(q)
     f["asks_figure"] = asks_figure(q)
     return f
+
+
+def _nearest_note(q: str, searcher) -> tuple[float, float]:
+    """The question's cosine with the nearest note's centroid, and its margin over the second's:
+    how much one note as a whole is about the question (session 17)."""
+    import sqlite3
+
+    import numpy as np
+
+    db = sqlite3.connect(searcher.config.index_dir / "manifest.sqlite")
+    try:
+        rows = [np.frombuffer(blob, dtype=np.float32) for (blob,) in db.execute("SELECT centroid FROM notes")]
+    finally:
+        db.close()
+    if not rows:
+        return 0.0, 0.0
+    cosines = np.sort(np.stack(rows) @ searcher.embedder.embed_queries([q])[0])[::-1]
+    return float(cosines[0]), float(cosines[0] - cosines[1]) if len(cosines) > 1 else 0.0
 
 
 def _gate_quotes(q: str, hits, searcher):
@@ -159,6 +178,22 @@ def summary(feats: list[dict]) -> None:
                   f"  unanswerable refused {sum(not f['covered'] for f in neg)}/{len(neg)}")
 
 
+def band(feats: list[dict], low: float = 0.33, high: float = 0.60) -> None:
+    """Where answerable and unanswerable questions fall, on each feature the gate could read, among
+    those whose best quote scores in [low, high): a feature that tells them apart there would let the
+    gate refuse the one and show the other."""
+    group = [f for f in feats if low <= f["best"] < high]
+    for name, get in (("best", lambda f: f["best"]), ("top cosine", lambda f: (f["cos"] or [0.0])[0]),
+                      ("centroid", lambda f: f.get("centroid_top", 0.0)),
+                      ("centroid margin", lambda f: f.get("centroid_margin", 0.0))):
+        for label, rows in (("answerable", [f for f in group if f["answerable"]]),
+                            ("unanswerable", [f for f in group if not f["answerable"]])):
+            values = sorted(get(f) for f in rows)
+            if values:
+                print(f"band {low}-{high} {name:16s} {label:12s} n={len(values):3d} min {values[0]:.3f} "
+                      f"median {values[len(values) // 2]:.3f} max {values[-1]:.3f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--homes", type=Path, default=Path("/tmp/rb7-gateA/shared"))
@@ -176,6 +211,7 @@ def main() -> None:
         if args.out:
             args.out.write_text(json.dumps(feats, indent=1))
     summary(feats)
+    band(feats)
 
 
 if __name__ == "__main__":
