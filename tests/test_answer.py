@@ -519,6 +519,16 @@ def test_how_much_asks_an_amount_not_a_time_taken():
     assert holds_figure("It takes 3 to 5 days", "how much time does it take")
 
 
+def test_a_date_in_figures_answers_when():
+    from ragcli.words import holds_figure
+
+    asked = "When did build verification testing of cFE 6.5.0.0 finish?"
+    assert holds_figure("cFE 6.5.0.0 - Build Verification Testing completed 5/26/16 by Walt Moleski", asked)
+    assert holds_figure("The audit closed on 26.05.2016.", asked)
+    assert not holds_figure("Build Verification Testing was done by Walt Moleski", asked)
+    assert not holds_figure("A ratio of 1:2.5 for lighter roasts", "When should I feed the starter?")
+
+
 def test_each_part_of_a_question_gets_its_quote(example_vault_env, monkeypatch, capsys):
     _use(monkeypatch, example_vault_env)
     result = _ask(capsys, "How many clicks for espresso on my grinder, and how long should the shot take?", "--quotes")
