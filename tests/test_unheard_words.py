@@ -169,9 +169,12 @@ def test_capitalised_words_in_a_row_are_one_name_and_unknown_when_no_note_says_t
 def test_a_name_the_question_likens_its_ask_to_is_not_required_of_the_notes(example_vault_env, monkeypatch, capsys):
     """"..., like in GitHub Desktop?" asks for the undo the Git note gives; no note names GitHub
     Desktop, and none needs to. A name asked about is still required ("move my vault to Logseq")."""
-    from ragcli.retrieve.relevance import names_in
+    from ragcli.retrieve.relevance import names_in, without_likened
 
     assert names_in("Can I type in several spots at once, like in VS Code?") == []
+    # nor are its words what the answer's words are matched on ("Code" drew the notes on code blocks)
+    assert "Code" not in without_likened("Can I type in several spots at once, like in VS Code?")
+    assert without_likened("How do I move my vault over to Logseq?") == "How do I move my vault over to Logseq?"
     assert names_in("Can I fold lists the way Workflowy does?") == []
     assert names_in("How do I move my vault over to Logseq?") == ["Logseq"]
     assert names_in("Does my vault open in Logseq like in Obsidian?") == ["Logseq"]

@@ -36,7 +36,7 @@ from ..retrieve.sections import with_matching_sections, with_sections
 from ..retrieve.counts import direct_count
 from ..retrieve.figures import direct_figure, quote_the_row
 from ..retrieve.parts import question_parts
-from ..retrieve.relevance import names_in, names_not_in, relevant, unheard_words, unknown_names
+from ..retrieve.relevance import names_in, names_not_in, relevant, unheard_words, unknown_names, without_likened
 from ..retrieve.pages import with_following, with_page_rows
 from ..retrieve.beside import with_sentence_after
 from ..retrieve.rule_before import (complete_lead_ins, with_callout_titles, with_line_above, with_row_headers,
@@ -136,7 +136,7 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
     hits_and_rows = with_page_rows(read, index.page_chunks)
     if asks_reason(asked):  # the cause is often said just after the chunk that names what changed
         hits_and_rows = with_following(hits_and_rows, index.page_chunks)
-    evidence = select_evidence(asked, hits_and_rows, embed=searcher.embed_passages, idf=idf,
+    evidence = select_evidence(without_likened(asked), hits_and_rows, embed=searcher.embed_passages, idf=idf,
                                parts=parts, part_floor=PART_FLOOR,
                                focus=question if retrieval_query and retrieval_query != question else "")
     quotes = complete_lead_ins(quote_the_row(asked, evidence.quotes, hits_and_rows, idf), sections, asked)

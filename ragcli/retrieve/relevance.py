@@ -65,6 +65,17 @@ _CALENDAR = frozenset("january february march april may june july august septemb
 _LIKENED = re.compile(r"\b(?:like|as in|as with|similar to|the way)\s+(?:(?:in|on|with|at)\s+)?(?:the\s+)?\W*$", re.I)
 
 
+def without_likened(question: str) -> str:
+    """The question less the names it only likens its ask to: their words are not the answer's
+    ("like in VS Code" drew the notes on formatting code)."""
+    cut, kept = question, 0
+    for m in _NAME.finditer(question.strip()):
+        if m.group(1) and _LIKENED.search(question.strip(), 0, m.start()):
+            cut = cut.replace(m.group(1), " ", 1)
+            kept += 1
+    return " ".join(cut.split()) if kept else question
+
+
 def names_in(question: str) -> list[str]:
     """The names a question uses (see _NAME), in its order. None in a question typed in title
     case or capitals, where a capital says nothing, and none of two letters: "ID", "PC" and "OS"
