@@ -92,8 +92,9 @@ _DURATION = re.compile(rf"\b{_NUM}\s*(?:(?:-|–|to|or)\s*{_NUM}\s*)?(?:secs?|se
                        re.I)
 _TEMPERATURE = re.compile(r"\d\s*°|\d\s*degrees?\b", re.I)
 _WHEN = re.compile(r"\b\d{1,2}:\d{2}\b|\b\d{4}-\d{2}-\d{2}\b|\b(?:1[89]|20)\d{2}\b|"
-                   # a date in figures, month or day first: "completed 5/26/16", "26.05.2016"
-                   r"\b\d{1,2}([/.])\d{1,2}\1(?:\d{4}|\d{2})\b|\b(?:jan|feb|mar|apr|may|jun|jul|"
+                   # a date in figures, month or day first: "completed 5/26/16", "26.05.2016" (dotted with
+                   # a year of four: "1.12.10" is a version)
+                   r"\b\d{1,2}/\d{1,2}/(?:\d{4}|\d{2})\b|\b\d{1,2}\.\d{1,2}\.\d{4}\b|\b(?:jan|feb|mar|apr|may|jun|jul|"
                    r"aug|sep|oct|nov|dec)[a-z]*\b|\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|\b(?:morning|evening|"
                    r"night|noon|midnight|daily|weekly|monthly)\b|"
                    # a release is a time for software: "dropped in Obsidian 1.9", "since v1.4", "as of `1.9.3`"

@@ -68,12 +68,15 @@ _LIKENED = re.compile(r"\b(?:like|as in|as with|similar to|the way)\s+(?:(?:in|o
 def without_likened(question: str) -> str:
     """The question less the names it only likens its ask to: their words are not the answer's
     ("like in VS Code" drew the notes on formatting code)."""
-    cut, kept = question, 0
-    for m in _NAME.finditer(question.strip()):
-        if m.group(1) and _LIKENED.search(question.strip(), 0, m.start()):
-            cut = cut.replace(m.group(1), " ", 1)
-            kept += 1
-    return " ".join(cut.split()) if kept else question
+    text = question.strip()
+    likened = [m.group(1) for m in _NAME.finditer(text) if m.group(1) and _likened(text, m.start())]
+    for name in likened:
+        text = text.replace(name, " ", 1)
+    return " ".join(text.split()) if likened else question
+
+
+def _likened(question: str, start: int) -> bool:
+    return bool(_LIKENED.search(question, 0, start))
 
 
 def names_in(question: str) -> list[str]:
@@ -88,7 +91,7 @@ def names_in(question: str) -> list[str]:
     question = question.strip()
     for m in _NAME.finditer(question):
         name = m.group(1) or m.group(2)
-        if _LIKENED.search(question, 0, m.start()):
+        if _likened(question, m.start()):
             continue
         if name and (len(name) > 2 or name[0].isdigit()) and name not in _NOT_NAMES and name.lower() not in _CALENDAR:
             names.append(name)
