@@ -89,7 +89,17 @@ def detach(*args: str) -> int:
 
 
 def search_json(query: str, *args: str, **env) -> dict:
-    return json.loads(ok(rag("search", "--json", query, *args, env=env)).stdout)
+    """A search's JSON. One the watcher must answer (``RAG_DAEMON=require``) is asked again while
+    it says "busy": its own work between syncs (loading the models, embedding passages ahead of
+    questions) holds the models a step at a time, and on a loaded machine a step can outlast the
+    two seconds a request waits for them (``serve.server.BUSY_WAIT``; ``auto`` then answers in
+    process). The outcome is checked, not how soon it comes."""
+    def answered():
+        proc = rag("search", "--json", query, *args, env=env)
+        if env.get("RAG_DAEMON") == "require" and proc.returncode == 11 and "busy" in proc.stderr:
+            return None
+        return ok(proc)
+    return json.loads(wait_for(answered, f"the watcher to answer {query!r}", timeout=300, every=1.0).stdout)
 
 
 # ---------------------------------------------------------------- no watcher needed
