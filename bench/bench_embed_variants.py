@@ -6,8 +6,9 @@ settings in the same run, with retrieval quality on a SciFact subset.
 Throughput: the same chunk-sized texts (pieces of the Obsidian help vault, ~200 word pieces,
 what the chunker aims at) through ``LlamaEmbedder`` for each variant, rounds interleaved
 (today, variant, today, ...) so a busy machine hurts all alike; chunks/s of the embed call
-alone, model loads excluded. Variants: the GGUF file type (F32 today, F16 before, Q8_0), the packing
-budget per llama_decode (512 today) and the split of threads into contexts (2 x 1 today).
+alone, model loads excluded. Variants: the engine (numpy's forward pass today, llama.cpp before;
+a quantised file always runs on llama.cpp), the GGUF file type (F32 today, F16 before, Q8_0), the
+packing budget per call (512 today) and the split of threads into workers (2 x 1 today).
 
 Quality: nDCG@10 of hybrid and vector search on a SciFact subset (every judged document
 plus seeded random others, ``--scifact-docs`` in all; the first ``--dev`` judged queries
@@ -42,20 +43,20 @@ from ragcli.embed.llama import MINILM_MAX_TOKENS, LlamaEmbedder  # noqa: E402
 SCIFACT = REPO.parent / "shared" / "corpora" / "scifact"
 FILE_TYPES = ("f32", "f16", "q8_0")  # today's first
 
-# (label, file type, batch tokens, workers, threads): the first is today's make_embedder.
+# (label, file type, batch tokens, workers, threads, engine): the first is today's make_embedder.
 VARIANTS = [
-    ("today: f32, 512 tok, 2x1", "f32", 512, 2, 2),
-    ("f16, 512 tok, 2x1", "f16", 512, 2, 2),
-    ("f32, 256 tok, 2x1", "f32", 256, 2, 2),
-    ("q8_0, 512 tok, 2x1", "q8_0", 512, 2, 2),
-    ("q8_0, 256 tok, 2x1", "q8_0", 256, 2, 2),
-    ("f16, 256 tok, 2x1", "f16", 256, 2, 2),
-    ("f16, 384 tok, 2x1", "f16", 384, 2, 2),
-    ("f16, 1024 tok, 2x1", "f16", 1024, 2, 2),
-    ("f16, 256 tok, 1x2", "f16", 256, 1, 2),
-    ("f16, 256 tok, 1x1", "f16", 256, 1, 1),
+    ("today: f32 numpy, 512 tok, 2x1", "f32", 512, 2, 2, "auto"),
+    ("f32 llama.cpp, 512 tok, 2x1", "f32", 512, 2, 2, "llama.cpp"),
+    ("f32 numpy, 1024 tok, 2x1", "f32", 1024, 2, 2, "auto"),
+    ("f32 numpy, 256 tok, 2x1", "f32", 256, 2, 2, "auto"),
+    ("f16 numpy, 512 tok, 2x1", "f16", 512, 2, 2, "auto"),
+    ("f16 llama.cpp, 512 tok, 2x1", "f16", 512, 2, 2, "llama.cpp"),
+    ("f32 llama.cpp, 256 tok, 2x1", "f32", 256, 2, 2, "llama.cpp"),
+    ("q8_0, 512 tok, 2x1", "q8_0", 512, 2, 2, "auto"),
+    ("q8_0, 256 tok, 2x1", "q8_0", 256, 2, 2, "auto"),
+    ("f16 llama.cpp, 256 tok, 1x2", "f16", 256, 1, 2, "llama.cpp"),
+    ("f16 llama.cpp, 256 tok, 1x1", "f16", 256, 1, 1, "llama.cpp"),
 ]
-
 
 def throughput(config, texts: list[str], rounds: int, only: list[str] | None) -> None:
     paths = {ft: convert_builtin_embed(config, lambda p: print(p.message, file=sys.stderr), ft)
@@ -63,9 +64,10 @@ def throughput(config, texts: list[str], rounds: int, only: list[str] | None) ->
              else config.models_dir / f"all-MiniLM-L6-v2.{ft}.v1.gguf" for ft in FILE_TYPES}
     variants = [v for v in VARIANTS if v is VARIANTS[0] or not only or any(o in v[0] for o in only)]
     embedders = {}
-    for label, ft, batch, workers, threads in variants:
+    for label, ft, batch, workers, threads, engine in variants:
         embedders[label] = LlamaEmbedder(paths[ft], model_id=model_id_for(paths[ft], ft), n_threads=threads,
-                                         max_tokens=MINILM_MAX_TOKENS, batch_tokens=batch, workers=workers)
+                                         max_tokens=MINILM_MAX_TOKENS, batch_tokens=batch, workers=workers,
+                                         engine=engine)
         embedders[label].embed(texts[:8])  # warm-up
     speeds: dict[str, list[float]] = {label: [] for label in embedders}
     per_cpu: dict[str, list[float]] = {label: [] for label in embedders}

@@ -241,3 +241,50 @@ def test_a_catalog_name_not_pulled_yet_says_how_to_pull_it(tmp_path_factory):
         make_embedder(load_config(env=_home_env(tmp_path_factory, embed_model="bge-base-en-v1.5",
                                                 models_dir=folder)))
     assert "bge-base-en-v1.5" in str(info.value) and "rag models pull bge-base-en-v1.5" in info.value.hint
+
+
+def _texts_of_every_length() -> list[str]:
+    long = " ".join(f"word{i} in a note that runs on past what MiniLM reads" for i in range(80))
+    return ["x", "Daily notes open a note named after today's date.", long,
+            "Café, naïve, 東京 and emoji 🙂 in one line.", "```python\nprint('![[Internal links]]')\n```",
+            *(f"Chunk {i}: tags like #project/alpha group notes; links join them." * (i % 4 + 1) for i in range(12))]
+
+
+@pytest.mark.parametrize("pooling", ["", "cls"])
+def test_the_numpy_engine_embeds_what_llama_cpp_embeds(embedder, pooling):
+    # On the CPU a float BERT file runs in numpy (embed/numpy_bert.py), in two threads;
+    # llama.cpp, which it replaces there, gives the same vectors.
+    from threadpoolctl import threadpool_info
+
+    texts = _texts_of_every_length()
+    ours = LlamaEmbedder(embedder.path, "t", n_threads=2, max_tokens=embedder.max_tokens, pooling=pooling)
+    theirs = LlamaEmbedder(embedder.path, "t", n_threads=2, max_tokens=embedder.max_tokens, pooling=pooling,
+                           engine="llama.cpp")
+    blas_threads = [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+    try:
+        assert (ours.engine, theirs.engine) == ("numpy", "llama.cpp")
+        assert (ours.dim, ours.max_tokens, ours.pooling) == (theirs.dim, theirs.max_tokens, theirs.pooling)
+        assert ours.settings == theirs.settings
+        a, b = ours.embed(texts), theirs.embed(texts)
+        assert float((a * b).sum(axis=1).min()) > 0.99999
+        q = ours.embed_queries(["how do I group notes"])
+        assert float(q[0] @ theirs.embed_queries(["how do I group notes"])[0]) > 0.99999
+        # the BLAS was held to one thread while the workers ran, and is given back
+        assert [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"] == blas_threads
+    finally:
+        ours.close()
+        theirs.close()
+
+
+def test_a_quantised_file_stays_on_llama_cpp(embedder, models_dir, tmp_path_factory):
+    from ragcli.embed.builtin import convert_builtin_embed
+
+    env = {"RAG_HOME": str(tmp_path_factory.mktemp("q8-home")), "RAG_MODELS_DIR": str(models_dir)}
+    q8 = LlamaEmbedder(convert_builtin_embed(load_config(env=env), file_type="q8_0"), "q8", n_threads=2,
+                       max_tokens=embedder.max_tokens)
+    try:
+        assert q8.engine == "llama.cpp"  # numpy_bert computes float weights only
+        texts = _texts_of_every_length()[:4]
+        assert float((q8.embed(texts) * embedder.embed(texts)).sum(axis=1).min()) > 0.99
+    finally:
+        q8.close()

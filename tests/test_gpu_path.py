@@ -156,7 +156,8 @@ def test_the_embedder_runs_where_this_build_puts_it_with_flash_attention_chosen_
     # llama.cpp's AUTO, what a GPU gets, resolves to on here; its log says so, and the
     # vectors are the same either way (which is why the choice is not fingerprinted).
     with captured_log() as lines:
-        auto = LlamaEmbedder(path, model_id="t", n_threads=1, n_gpu_layers=0, flash_attn=FLASH_AUTO)
+        auto = LlamaEmbedder(path, model_id="t", n_threads=1, n_gpu_layers=0, flash_attn=FLASH_AUTO,
+                             engine="llama.cpp")
     try:
         b = auto.embed(texts)
     finally:
@@ -188,7 +189,7 @@ def test_doctor_names_this_build_and_where_each_model_runs(example_vault_env, mo
     assert backend.status == "ok" and backend.detail.startswith("CPU only")
     assert "CMAKE_ARGS" in backend.detail
     assert devices.detail.startswith("CPU (")
-    assert "layers on cpu, flash attention on" in embed.detail
+    assert "layers on cpu in numpy" in embed.detail  # the CPU's engine for a float BERT file
     assert "layers on cpu" in gen.detail
 
 

@@ -33,6 +33,7 @@ import numpy as np
 
 from ..errors import ModelError
 from ..models.vocab import VocabCounter, count_tokens
+from .numpy_bert import NumpyWorker
 
 # MiniLM was trained on 256 word pieces including [CLS] and [SEP].
 MINILM_MAX_TOKENS = 254
@@ -178,7 +179,7 @@ class LlamaEmbedder:
     def __init__(self, path: Path, model_id: str, n_threads: int, n_gpu_layers: int = 0,
                  batch_tokens: int = DEFAULT_BATCH_TOKENS, max_tokens: int | None = None,
                  flash_attn: bool | int | None = None, workers: int | None = None, pooling: str = "",
-                 query_prefix: str = "", document_prefix: str = ""):
+                 query_prefix: str = "", document_prefix: str = "", engine: str = "auto"):
         lc = _llama()
         self._lc = lc
         self.path = Path(path)
@@ -192,24 +193,36 @@ class LlamaEmbedder:
         # -1: every layer, when llama.cpp has a GPU device to put them on.
         on_gpu = n_gpu_layers != 0 and bool(lc.llama_supports_gpu_offload())
         self.n_gpu_layers = (n_gpu_layers if n_gpu_layers >= 0 else 999) if on_gpu else 0
-        self._model = self._load_model(self.n_gpu_layers)
+        # On the CPU a float BERT file runs in numpy (embed/numpy_bert.py: 1.4x here); llama.cpp
+        # then only tokenises, so it loads the vocabulary alone.
+        numpy_ok = engine != "llama.cpp" and not on_gpu
+        self._weights, self._blas = _numpy_engine(self.path, pooling) if numpy_ok else (None, None)
+        self.engine = "numpy" if self._weights else "llama.cpp"
+        self._model = self._load_model(self.n_gpu_layers, vocab_only=self._weights is not None)
         self.model_pooling = self._own_pooling()
         self._vocab = lc.llama_model_get_vocab(self._model)
         # WordPiece counts add up over text joined at whitespace (the chunker relies on it)
         self.counts_add_up = int(lc.llama_vocab_type(self._vocab)) == lc.LLAMA_VOCAB_TYPE_WPM
-        self.dim = int(lc.llama_model_n_embd(self._model))
-        window = int(lc.llama_model_n_ctx_train(self._model)) or batch_tokens
+        if self._weights:  # a vocabulary-only load knows no sizes
+            self.dim, window = self._weights.word.shape[1], self._weights.position.shape[0]
+        else:
+            self.dim = int(lc.llama_model_n_embd(self._model))
+            window = int(lc.llama_model_n_ctx_train(self._model)) or batch_tokens
         self.max_tokens = min(max_tokens or window - 2, window - 2)
         self._batch_tokens = -(-max(batch_tokens, self.max_tokens + 2) // _MAX_SEQS) * _MAX_SEQS
         # One context when the model runs on a GPU: parallel CPU contexts would only queue.
         n_workers, threads_each = _split_threads(n_threads, 1 if on_gpu else workers)
         # None: chosen for where the layers run; True/False or a FLASH_* value (benchmarks): as given.
         self.flash_attn = flash_attention(on_gpu) if flash_attn is None else int(flash_attn)
-        for _ in range(n_workers):
-            self._workers.append(_Worker(lc, self._model, self.path, self._batch_tokens, threads_each,
-                                         self.flash_attn, POOLINGS.get(pooling, lc.LLAMA_POOLING_TYPE_UNSPECIFIED)))
-        # The pooling the contexts really use (llama.cpp resolves "unspecified" from the GGUF).
-        self.pooling = _POOLING_NAMES.get(int(lc.llama_pooling_type(self._workers[0].ctx)), pooling)
+        if self._weights:
+            self._workers = [NumpyWorker(self._weights) for _ in range(n_workers)]
+            self.pooling = self._weights.pooling
+        else:
+            for _ in range(n_workers):
+                self._workers.append(_Worker(lc, self._model, self.path, self._batch_tokens, threads_each,
+                                             self.flash_attn, POOLINGS.get(pooling, lc.LLAMA_POOLING_TYPE_UNSPECIFIED)))
+            # The pooling the contexts really use (llama.cpp resolves "unspecified" from the GGUF).
+            self.pooling = _POOLING_NAMES.get(int(lc.llama_pooling_type(self._workers[0].ctx)), pooling)
         if self.model_pooling == "unspecified" and not pooling:
             self.model_pooling = self.pooling
         self._idle: queue.SimpleQueue[_Worker] = queue.SimpleQueue()
@@ -220,10 +233,11 @@ class LlamaEmbedder:
         self.sep_id = self._suffix[0] if self._suffix else -1  # [SEP]
 
     # -- set-up ---------------------------------------------------------------------------
-    def _load_model(self, n_gpu_layers: int):
+    def _load_model(self, n_gpu_layers: int, vocab_only: bool = False):
         lc = self._lc
         params = lc.llama_model_default_params()
         params.n_gpu_layers = n_gpu_layers
+        params.vocab_only = vocab_only
         model = lc.llama_model_load_from_file(str(self.path).encode(), params)
         if not model:
             raise ModelError(f"llama.cpp could not load {self.path}",
@@ -320,7 +334,9 @@ class LlamaEmbedder:
         if len(groups) == 1 or len(self._workers) == 1:
             results = [self._run(group, seqs) for group in groups]
         else:
-            results = list(self._executor().map(lambda g: self._run(g, seqs), groups))
+            # numpy's workers are the threads: its BLAS must not start threads of its own
+            with self._blas.limit(limits=1) if self._blas else contextlib.nullcontext():
+                results = list(self._executor().map(lambda g: self._run(g, seqs), groups))
         for group, vectors in zip(groups, results):
             out[group] = vectors
         norms = np.linalg.norm(out, axis=1, keepdims=True)
@@ -339,6 +355,15 @@ class LlamaEmbedder:
 
             self._pool = ThreadPoolExecutor(len(self._workers), thread_name_prefix="ragcli-embed")
         return self._pool
+
+
+def _numpy_engine(path: Path, pooling: str):
+    """(weights, BLAS controller) for numpy_bert, or (None, None) where llama.cpp must run it."""
+    from .numpy_bert import blas_controller, load_bert
+
+    weights = load_bert(path, pooling)
+    blas = blas_controller() if weights else None
+    return (weights, blas) if blas else (None, None)
 
 
 def _pack(order: list[int], seqs: list[list[int]], max_tokens: int, max_seqs: int):

@@ -61,6 +61,8 @@ def embedder_placement(config: Config, path: Path) -> str:
         embedder = LlamaEmbedder(path, model_id="doctor", n_threads=config.n_threads,
                                  n_gpu_layers=config.n_gpu_layers, workers=1)
     with contextlib.closing(embedder):
+        if embedder.engine == "numpy":  # llama.cpp only tokenises (embed/numpy_bert.py)
+            return f"layers on cpu in numpy, llama.cpp tokenises (n_gpu_layers={config.n_gpu_layers})"
         where = describe_backends().placement(embedder.n_gpu_layers)
         flash = _flash_outcome(embedder.flash_attn, "".join(lines))
     return f"layers on {where}, flash attention {flash} (n_gpu_layers={config.n_gpu_layers})"

@@ -29,6 +29,8 @@ class GGUFInfo:
 
     metadata: dict[str, object]  # scalar and string values only; arrays are skipped
     required_size: int  # bytes the file must have to hold every tensor
+    # name -> (ggml type, dims as GGUF lists them, fastest first, byte offset in the file)
+    tensors: dict[str, tuple[int, tuple[int, ...], int]]
 
 
 class _Reader:
@@ -118,8 +120,9 @@ def _parse_header(buffer: bytes | mmap.mmap) -> GGUFInfo:
     if not isinstance(alignment, int) or alignment <= 0 or alignment & (alignment - 1):
         raise _BadHeader(f"bad general.alignment {alignment!r}")
     end = 0
+    tensors: dict[str, tuple[int, tuple[int, ...], int]] = {}
     for _ in range(n_tensors):
-        r.skip_string()  # name
+        name = r.string()
         n_dims = r.unpack("I")
         if not 1 <= n_dims <= _MAX_DIMS:
             raise _BadHeader(f"tensor with {n_dims} dimensions")
@@ -128,8 +131,10 @@ def _parse_header(buffer: bytes | mmap.mmap) -> GGUFInfo:
         if offset % alignment:
             raise _BadHeader("misaligned tensor offset")
         end = max(end, offset + _tensor_nbytes(ggml_type, dims))
+        tensors[name] = (ggml_type, tuple(dims), offset)
     data_offset = -(-r.pos // alignment) * alignment  # where tensor data starts
-    return GGUFInfo(metadata, data_offset + end)
+    tensors = {k: (t, dims, data_offset + off) for k, (t, dims, off) in tensors.items()}
+    return GGUFInfo(metadata, data_offset + end, tensors)
 
 
 def _parse_file(path: Path) -> tuple[GGUFInfo, int]:
