@@ -2,6 +2,7 @@
 settings in the same run, with retrieval quality on a SciFact subset.
 
     python bench/bench_embed_variants.py [--limit 240] [--rounds 3] [--scifact-docs 1200]
+    python bench/bench_embed_variants.py --no-speed --engines     # numpy vs llama.cpp, all of SciFact
 
 Throughput: the same chunk-sized texts (pieces of the Obsidian help vault, ~200 word pieces,
 what the chunker aims at) through ``LlamaEmbedder`` for each variant, rounds interleaved
@@ -144,6 +145,36 @@ def quality(config, docs: int, dev: int) -> None:
                   f"test {b[2] - a[2]:+.4f}")
 
 
+def engines_quality(config, folder: Path, dev: int) -> None:
+    """nDCG@10 of both CPU engines on one BEIR folder, each indexing it from nothing (its own
+    cache folder, so no vector is reused), hybrid and vector; the first ``dev`` judged queries
+    are "dev", the rest "test"."""
+    from ragcli.maintenance.eval import evaluate, load_beir
+
+    path = config.models_dir / "all-MiniLM-L6-v2.f32.v1.gguf"
+    qids = list(load_beir(folder).queries)
+    print(f"\n{folder.name}: {len(qids)} queries, dev {dev}, test {len(qids) - dev}; each engine indexes it afresh")
+    print(f"{'engine':10s} {'mode':7s} {'nDCG@10':>8s} {'dev':>7s} {'test':>7s} {'index s':>8s} {'chunks':>7s}")
+    results = {}
+    for engine in ("numpy", "llama.cpp"):
+        embedder = LlamaEmbedder(path, model_id=model_id_for(path, "f32"), n_threads=config.n_threads,
+                                 max_tokens=MINILM_MAX_TOKENS, engine="auto" if engine == "numpy" else engine)
+        assert embedder.engine == engine, embedder.engine
+        with tempfile.TemporaryDirectory(prefix=f"engines-{engine.replace('.', '')}-") as cache:
+            for mode in ("hybrid", "vector"):
+                rep = evaluate(config, folder, mode=mode, cache_root=Path(cache), embedder=embedder)
+                pq = rep.per_query
+                d = sum(pq[q]["ndcg@10"] for q in qids[:dev]) / dev
+                t = sum(pq[q]["ndcg@10"] for q in qids[dev:]) / (len(qids) - dev)
+                results[(engine, mode)] = (rep.ndcg_10, d, t)
+                print(f"{engine:10s} {mode:7s} {rep.ndcg_10:8.4f} {d:7.4f} {t:7.4f} {rep.index_seconds:8.1f} "
+                      f"{rep.embedded:7d}", flush=True)
+        embedder.close()
+    for mode in ("hybrid", "vector"):
+        a, b = results[("llama.cpp", mode)], results[("numpy", mode)]
+        print(f"numpy - llama.cpp {mode:7s}: all {b[0] - a[0]:+.4f}, dev {b[1] - a[1]:+.4f}, test {b[2] - a[2]:+.4f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
@@ -153,6 +184,8 @@ def main() -> None:
     parser.add_argument("--scifact-docs", type=int, default=1200, help="0: skip the quality part")
     parser.add_argument("--dev", type=int, default=100)
     parser.add_argument("--no-speed", action="store_true")
+    parser.add_argument("--engines", action="store_true",
+                        help="numpy against llama.cpp on all of SciFact, each indexing it afresh")
     args = parser.parse_args()
     home = Path(os.environ.get("RAG_HOME") or Path(tempfile.gettempdir()) / "ragcli-bench-home")
     config = load_config(env=dict(os.environ, RAG_HOME=str(home)))
@@ -161,7 +194,9 @@ def main() -> None:
         texts = corpus_chunks(args.corpus, 110, args.limit)
         print(f"{len(texts)} chunks of ~110 words from {args.corpus}")
         throughput(config, texts, args.rounds, args.only)
-    if args.scifact_docs:
+    if args.engines:
+        engines_quality(config, SCIFACT, args.dev)
+    elif args.scifact_docs:
         quality(config, args.scifact_docs, args.dev)
 
 

@@ -31,8 +31,10 @@ _VERIFY_MIN_COSINE = {"f32": 0.9995, "f16": 0.9995, "q8_0": 0.995}
 
 def _verify_conversion(path: Path, source: Path, file_type: str) -> float:
     """Lowest cosine between llama.cpp on ``path`` and the numpy reference; raises if low."""
-    with contextlib.closing(LlamaEmbedder(path, model_id="verify", n_threads=1,
-                                          max_tokens=MINILM_MAX_TOKENS)) as embedder:
+    # llama.cpp, not numpy_bert: the check must not lean on our own reading of the file, and a
+    # GPU runs the file through llama.cpp.
+    with contextlib.closing(LlamaEmbedder(path, model_id="verify", n_threads=1, max_tokens=MINILM_MAX_TOKENS,
+                                          engine="llama.cpp")) as embedder:
         vectors = embedder.embed(list(_VERIFY_SENTENCES))
         ids = [[embedder.bos_id, *embedder.tokenize(t), embedder.sep_id] for t in _VERIFY_SENTENCES]
         worst = float((vectors * reference_embeddings(ids, source)).sum(axis=1).min())
