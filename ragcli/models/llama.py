@@ -90,6 +90,8 @@ def _package():
         package, _partial = _partial, None
         del package.__getattr__
         package.__spec__.loader.exec_module(package)  # its submodules already loaded are reused
+        if _log_callback is not None:  # its __init__ (llama_cpp._logger) set a callback of its own
+            package.llama_log_set(_log_callback, ctypes.c_void_p(0))
     import llama_cpp
 
     return llama_cpp
