@@ -288,3 +288,27 @@ def test_a_quantised_file_stays_on_llama_cpp(embedder, models_dir, tmp_path_fact
         assert float((q8.embed(texts) * embedder.embed(texts)).sum(axis=1).min()) > 0.99
     finally:
         q8.close()
+
+
+def test_embeds_at_once_give_the_blas_setting_back_only_when_the_last_one_ends(embedder):
+    # The watcher and its prefill embed at once: the first to end must not hand BLAS its
+    # threads back while the other's workers still run (two BLAS threads under each of them).
+    from threadpoolctl import ThreadpoolController
+
+    from ragcli.embed.numpy_bert import one_blas_thread
+
+    def blas_threads() -> list[int]:
+        return [lib["num_threads"] for lib in ThreadpoolController().select(user_api="blas").info()]
+
+    controller = ThreadpoolController().select(user_api="blas")
+    with controller.limit(limits=2):  # what a 2-core box has, whatever this one has
+        watcher, prefill = one_blas_thread.held(embedder._blas), one_blas_thread.held(embedder._blas)
+        watcher.__enter__()  # in two threads: the watcher's embed starts first,
+        prefill.__enter__()
+        assert blas_threads() == [1]
+        watcher.__exit__(None, None, None)  # and ends first
+        assert blas_threads() == [1]  # the prefill's workers still run
+        prefill.__exit__(None, None, None)
+        assert blas_threads() == [2]  # given back, not left at one
+        embedder.embed(_texts_of_every_length())  # the threaded path goes through the same hold
+        assert blas_threads() == [2]

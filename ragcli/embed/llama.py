@@ -33,7 +33,7 @@ import numpy as np
 
 from ..errors import ModelError
 from ..models.vocab import VocabCounter, count_tokens
-from .numpy_bert import NumpyWorker
+from .numpy_bert import NumpyWorker, one_blas_thread
 
 # MiniLM was trained on 256 word pieces including [CLS] and [SEP].
 MINILM_MAX_TOKENS = 254
@@ -335,7 +335,7 @@ class LlamaEmbedder:
             results = [self._run(group, seqs) for group in groups]
         else:
             # numpy's workers are the threads: its BLAS must not start threads of its own
-            with self._blas.limit(limits=1) if self._blas else contextlib.nullcontext():
+            with one_blas_thread.held(self._blas) if self._blas else contextlib.nullcontext():
                 results = list(self._executor().map(lambda g: self._run(g, seqs), groups))
         for group, vectors in zip(groups, results):
             out[group] = vectors

@@ -19,6 +19,8 @@ F32 or F16 tensors. Anything else (a quantised file, nomic-bert, a GPU) stays on
 from __future__ import annotations
 
 import mmap
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -143,6 +145,36 @@ def forward(w: BertWeights, seqs: list[list[int]]) -> np.ndarray:
     if w.pooling == "cls":
         return x[:, 0].copy()
     return (x * mask[:, :, None]).sum(1) / mask.sum(1)[:, None]
+
+
+class _OneBlasThread:
+    """BLAS at one thread while any embedding runs in numpy: the first caller in sets it, the
+    last one out gives the setting back. Two embeds at once (the watcher's and its prefill's, or
+    two callers of the library) would otherwise each restore what the other set, and could leave
+    the process's BLAS at one thread for good."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._users = 0
+        self._limiter = None
+
+    @contextmanager
+    def held(self, controller):
+        with self._lock:
+            if self._users == 0:
+                self._limiter = controller.limit(limits=1)
+            self._users += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._users -= 1
+                if self._users == 0:
+                    self._limiter.restore_original_limits()
+                    self._limiter = None
+
+
+one_blas_thread = _OneBlasThread()
 
 
 def blas_controller():
