@@ -33,7 +33,7 @@ import numpy as np
 
 from ..errors import ModelError
 from ..models.vocab import VocabCounter, count_tokens
-from .numpy_bert import NumpyWorker, one_blas_thread
+from .numpy_bert import NumpyWorker, blas_controller, load_bert, one_blas_thread
 
 # MiniLM was trained on 256 word pieces including [CLS] and [SEP].
 MINILM_MAX_TOKENS = 254
@@ -359,8 +359,6 @@ class LlamaEmbedder:
 
 def _numpy_engine(path: Path, pooling: str):
     """(weights, BLAS controller) for numpy_bert, or (None, None) where llama.cpp must run it."""
-    from .numpy_bert import blas_controller, load_bert
-
     weights = load_bert(path, pooling)
     blas = blas_controller() if weights else None
     return (weights, blas) if blas else (None, None)
