@@ -45,8 +45,10 @@ sys.addaudithook(hook)
 """
 # Runs `rag ARGS` in this interpreter; writes the report.
 WATCH = HOOK + r"""
+import os
 from ragcli.cli import main
 code = main(sys.argv[2:])
+report["cuda_graphs_env"] = os.environ.get("GGML_CUDA_DISABLE_GRAPHS")
 with open(sys.argv[1], "w") as out:
     json.dump(report, out)
 sys.exit(code)
@@ -74,6 +76,9 @@ def test_index_search_and_ask_load_llama_cpp_before_any_other_native_library(tmp
         assert report["mapped_before_llama"] is not None, f"rag {args[0]} never loaded libllama"
         assert report["mapped_before_llama"] == [], (
             f"rag {args[0]}: native libraries loaded before {report['library']}")
+        # CUDA graphs died mid-index on the lent H200 (README, "GPU"): off in every process
+        # that loads a model, set before the load.
+        assert report["cuda_graphs_env"] == "1", f"rag {args[0]} left llama.cpp's CUDA graphs on"
 
 
 # The Python API, as the README shows it: bench_gpu's `python -c "from ragcli.embed import ..."`

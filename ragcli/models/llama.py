@@ -52,6 +52,9 @@ def load_llama_cpp(bindings_only: bool = False):
     # OpenMP's default busy-wait collapses llama.cpp on a busy 2-core machine (measured: 2.5 vs
     # 28 tokens/s generating, and indexing several times slower); it is read once, at load.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    # llama.cpp 0.3.36's CUDA graphs die with "illegal instruction" at the second graph launch
+    # of a batch of documents (H200, 2026-11-28): off until a build is shown to run them.
+    os.environ.setdefault("GGML_CUDA_DISABLE_GRAPHS", "1")
     try:
         with _import_lock:
             llama_cpp = _bindings() if bindings_only else _package()
