@@ -392,3 +392,35 @@ def test_keyword_top_ranked_in_parts_on_threads_equals_one_scan(searcher, query)
         assert ranker.start(match, 8, within)() == idx.keyword_search(match, 8, within)
     finally:
         ranker.close()
+
+
+ACRONYMS = {
+    "plans.md": "# Health plans\n\nThe Federal Employees Health Benefits (FEHB) program covers employees, "
+                "retirees and their families.\n",
+    "results.md": "# FY 2016 results\n\nIn FY 2016, projected FEHB premiums went to $503.35 from $481.94.\n",
+    "council.md": "# The council\n\nThe chief human capital officers meet monthly. Minutes are filed by the "
+                  "CHCO secretary.\n",
+    "lab.md": "# Lab\n\nBreast cancer (BC) samples are kept cold.\n",
+}
+
+
+def test_a_name_the_question_spells_out_is_searched_by_the_initials_the_notes_define(tmp_path, models_dir):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    for name, text in ACRONYMS.items():
+        (notes / name).write_text(text)
+    config = load_config(env={"RAG_HOME": str(tmp_path / "home"), "RAG_MODELS_DIR": str(models_dir)})
+    index(config, [notes])
+    searcher = Searcher(config)
+    try:
+        asked = "How much did federal employee health benefit costs grow?"
+        assert searcher.with_initials(asked) == asked + " (FEHB)"
+        # the page with the figure holds none of the question's words but the initials
+        assert "results.md" in _names(searcher.search(asked, k=4, mode="keyword"))
+        assert "results.md" not in _names(searcher.search("federal employee costs grow", k=4, mode="keyword"))
+        # initials the notes use, but never right after (or before) the name, are not its
+        # definition; two letters name too many things to be searched for
+        for plain in ("What do the chief human capital officers do?", "Where are breast cancer samples kept?"):
+            assert searcher.with_initials(plain) == plain
+    finally:
+        searcher.close()

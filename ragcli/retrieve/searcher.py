@@ -36,6 +36,7 @@ from ..config import MODES, Config
 from ..errors import UsageError
 from ..store import Index
 from ..types import Hit
+from .acronyms import spelled_out
 from .fusion import ALPHA, FULL_KEYWORD_COVER, NOTE_WEIGHT, fts_query, fuse_convex
 from .ranking import KeywordRanker
 from .spelling import is_known_word
@@ -158,7 +159,8 @@ class Searcher:
         paths = self._allowed_paths(filters)
         if paths is not None and not paths:
             return []
-        match = self._respelled(fts_query(query)) if mode != "vector" else ""
+        # the keyword side reads a name's initials too, as the page does
+        match = self._respelled(fts_query(self.with_initials(query))) if mode != "vector" else ""
         if mode == "hybrid":
             hits = self._hybrid(query, match, k, n, paths)
         elif mode == "keyword":
@@ -217,6 +219,12 @@ class Searcher:
         extra = {name: ids for name, ids in (("unvectored", unvectored), ("on_pages", frozenset(pages))) if ids}
         ranked = self.fusion.fuse(vec, kw, evidence, kw_scores, scale, **extra)
         return self._hits(ranked, vec_scores, kw_scores, k, pages)
+
+    def with_initials(self, query: str) -> str:
+        """The query, then the initials of each name it spells out that the notes shorten
+        ("... federal employees health benefits premiums ... (FEHB)"; ``acronyms``)."""
+        short = spelled_out(query, self.index.holds_phrase)
+        return f"{query} ({', '.join(a.upper() for a in short)})" if short else query
 
     def _respelled(self, match: str) -> str:
         """The keyword query with each word that is in no chunk replaced by the indexed term

@@ -96,6 +96,7 @@ class Index(Closing):
     keyword_scores = _part("reads", "keyword_scores")
     keyword_idf = _part("reads", "keyword_idf")
     keyword_df = _part("reads", "keyword_df")
+    holds_phrase = _part("reads", "holds_phrase")
     rowid_end = _part("reads", "rowid_end")
     respell = _part("reads", "respell")
     vector_search = _part("reads", "vector_search")

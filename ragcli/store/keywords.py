@@ -94,6 +94,16 @@ def keyword_df(db: sqlite3.Connection, terms: Sequence[str]) -> list[int]:
     return result
 
 
+def holds_phrase(db: sqlite3.Connection, words: Sequence[str]) -> bool:
+    """Does some chunk hold these words one after the other (as FTS5 reads them: case and
+    the stemmer's endings aside, punctuation between them allowed)?"""
+    phrase = '"' + " ".join(w.replace('"', "") for w in words) + '"'
+    try:
+        return db.execute("SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1", (phrase,)).fetchone() is not None
+    except sqlite3.OperationalError:
+        return False
+
+
 _VOCAB = "ragcli_vocab"  # a temp fts5vocab table over chunks_fts: one row per indexed term
 
 

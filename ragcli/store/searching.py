@@ -31,6 +31,7 @@ class Searching:
     keyword_search = _on_db(keywords.keyword_search)
     keyword_scores = _on_db(keywords.keyword_scores)
     keyword_df = _on_db(keywords.keyword_df)
+    holds_phrase = _on_db(keywords.holds_phrase)
     respell = _on_db(keywords.respell)
     filter_paths = _on_db(keywords.filter_paths)
     dated_files = _on_db(keywords.dated_files)
