@@ -11,9 +11,12 @@ a definition found in the index counts, so "how many" is never read as "HM".
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
-from .fusion import _WORD, STOPWORDS
+from .fusion import STOPWORDS
+
+_WORD = re.compile(r"\w+", re.UNICODE)  # as the keyword query splits words (fusion.fts_query)
 
 # words a name's initials may leave out ("Office of Personnel Management": OPM)
 CONNECTORS = frozenset({"of", "and", "for", "the", "on", "in", "to"})
