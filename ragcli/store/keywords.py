@@ -97,11 +97,15 @@ def keyword_df(db: sqlite3.Connection, terms: Sequence[str]) -> list[int]:
 def holds_phrase(db: sqlite3.Connection, words: Sequence[str]) -> bool:
     """Does some chunk hold these words one after the other (as FTS5 reads them: case and
     the stemmer's endings aside, punctuation between them allowed)?"""
-    phrase = '"' + " ".join(w.replace('"', "") for w in words) + '"'
+    return _any_match(db, '"' + " ".join(w.replace('"', "") for w in words) + '"', unreadable=False)
+
+
+def _any_match(db: sqlite3.Connection, match: str, unreadable: bool) -> bool:
+    """Does some chunk match this FTS5 expression; ``unreadable`` for one FTS5 cannot read."""
     try:
-        return db.execute("SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1", (phrase,)).fetchone() is not None
+        return db.execute("SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1", (match,)).fetchone() is not None
     except sqlite3.OperationalError:
-        return False
+        return unreadable
 
 
 _VOCAB = "ragcli_vocab"  # a temp fts5vocab table over chunks_fts: one row per indexed term
@@ -141,11 +145,7 @@ def respell(db: sqlite3.Connection, terms: Sequence[str],
 
 
 def _in_some_chunk(db: sqlite3.Connection, word: str) -> bool:
-    try:
-        found = db.execute("SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1", (f'"{word}"',))
-        return found.fetchone() is not None
-    except sqlite3.OperationalError:
-        return True  # not a word FTS5 takes: leave it alone
+    return _any_match(db, f'"{word}"', unreadable=True)  # not a word FTS5 takes: leave it alone
 
 
 def _vocab_near(db: sqlite3.Connection, word: str) -> list[tuple[str, int]]:
