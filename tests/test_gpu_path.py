@@ -25,7 +25,7 @@ from ragcli.generate.llama import LlamaGenerator, prefix_key
 from ragcli.maintenance.doctor import diagnose
 from ragcli.maintenance.placement import backend_checks
 from ragcli.models.backend import Backends, Device, describe_backends
-from ragcli.models.llama import captured_log, load_llama_cpp
+from ragcli.models.llama import captured_log
 from ragcli.models.packages import builtin_llm_path
 
 linux_only = pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads /proc/self/maps")
@@ -210,9 +210,8 @@ def test_doctor_tells_a_gpu_build_that_sees_no_gpu_from_a_cpu_only_build():
     seen = Backends(built=["CUDA", "CPU"], devices=[h100, cpu], gpu_offload=True)
     checks = {c.name: c for c in backend_checks(seen)}
     assert checks["backend"].status == "ok" and checks["backend"].detail.startswith("CUDA")
-    # once llama.cpp is loaded (this process loaded it) CUDA's graphs are off, and doctor says so
-    load_llama_cpp(bindings_only=True)
-    assert {c.name: c for c in backend_checks(seen)}["backend"].detail.endswith("; CUDA graphs off")
+    # CUDA's graphs are off wherever ragcli loads llama.cpp, and doctor says so
+    assert checks["backend"].detail.endswith("; CUDA graphs off")
     assert "CUDA0 (NVIDIA H100 80GB HBM3, 85 GiB)" in checks["devices"].detail
     assert seen.placement(-1) == "CUDA0:all" and seen.placement(0) == "cpu"
 

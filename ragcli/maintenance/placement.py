@@ -8,7 +8,6 @@ Told apart on purpose: a CPU-only build (rebuild for a GPU), a GPU build that se
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 from pathlib import Path
 
@@ -35,10 +34,9 @@ def backend_checks(backends: Backends | None = None) -> list[Check]:
                       "models run on the CPU",
                       "Check the GPU driver (nvidia-smi for CUDA) and CUDA_VISIBLE_DEVICES; "
                       "no rebuild is needed."), devices]
-    graphs = ""
-    if "CUDA" in backends.accelerators:  # models/llama.py turns them off (README, "GPU")
-        graphs = ("; CUDA graphs off" if os.environ.get("GGML_CUDA_DISABLE_GRAPHS") is not None
-                  else "; CUDA graphs on (GGML_CUDA_DISABLE_GRAPHS unset: rag index aborted with them on an H200)")
+    # load_llama_cpp sets GGML_CUDA_DISABLE_GRAPHS before any model loads, and llama.cpp reads any
+    # value as off: no process of ragcli's runs them (README, "GPU")
+    graphs = "; CUDA graphs off" if "CUDA" in backends.accelerators else ""
     return [Check("llama.cpp", "backend", OK, f"{accelerators} (built: {built}); n_gpu_layers=-1 "
                   f"(the default) puts every layer of both models on the GPU{graphs}"), devices]
 
