@@ -228,7 +228,8 @@ def main() -> None:
     ap.add_argument("--code", type=Path, default=ROOT, help="the checkout measured (default: this one)")
     ap.add_argument("--quotes-only", action="store_true", help="no model: the evidence alone (fast)")
     ap.add_argument("--model", help="llm_model for generation (default: the configured one)")
-    ap.add_argument("--homes", type=Path, default=Path(tempfile.gettempdir()) / "ragcli-bench-answers2")
+    ap.add_argument("--homes", type=Path, default=Path(tempfile.gettempdir()) / "ragcli-bench-answers2",
+                    help="where each corpus is indexed on first use and reused after")
     ap.add_argument("--limit", type=int, help="first N questions of each set")
     ap.add_argument("--only", action="append", default=[], help="only this question id (repeat)")
     ap.add_argument("--show", action="append", default=[], help="print what each checkout showed for this id")
