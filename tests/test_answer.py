@@ -636,6 +636,31 @@ def test_a_why_question_is_answered_by_the_sentence_that_gives_the_reason(exampl
     assert not any("primarily due to" in q.text for q in what)  # a figure asked: no reason added
 
 
+OFFICE_PAGES = ("In the final quarter of 2016, the retirement office hired 38 specialists to answer its callers.\n"
+                "The office also moved to a new building in Butler and put in a new phone system.\n"
+                "Wait times rose during the move.\n"
+                "More callers used the online services instead.\n"
+                "The retirement office struggled with staffing in 2016.\n"
+                "Calls went unanswered because the overflow call contract ended in July, taking 20 trained staff.")
+
+
+def test_the_reason_after_any_quote_is_read_not_only_after_the_best(example_vault_env, monkeypatch):
+    """The best quote (the hiring, sharing most of the question's words) is followed by no reason;
+    a lesser quote (the staffing) is, in the sentence after it. The reason is read after each
+    quote in turn, best first."""
+    _use(monkeypatch, example_vault_env)
+    searcher = Searcher(load_config())
+    title = "Annual Performance Report"
+    page = Chunk("r89", "/r/report.pdf", title, title, OFFICE_PAGES, 1, 6, 89)
+    flat_idf = lambda terms: {t: 1.0 for t in terms}  # noqa: E731
+    try:
+        why = select_quotes("Why did the retirement office struggle to answer its callers in 2016?",
+                            [Hit(page, 1.0, 1)], searcher.embedder.embed, flat_idf)
+    finally:
+        searcher.close()
+    assert any("because the overflow call contract ended" in q.text for q in why), [q.text for q in why]
+
+
 def test_a_pdf_hits_next_chunk_on_its_page_is_read_for_a_reason():
     from ragcli.retrieve.pages import with_following
 

@@ -337,7 +337,8 @@ REASON_LINES = 3  # lines after a quote within which the reason it leaves out ma
 def _with_reason(chosen: list[tuple[float, Unit]], units: Sequence[Unit], overall: dict[int, float],
                  limit: int) -> list[tuple[float, Unit]]:
     """For "why did X change": when the best quote gives no reason, the unit that gives one
-    ("primarily due to", "offset by") starting within ``REASON_LINES`` after it, in any
+    ("primarily due to", "offset by") starting within ``REASON_LINES`` after a quote (the best
+    first, then the others: "staffing challenges" may be the lesser quote), in any
     retrieved chunk of the same note (and page). The sentence that names X ("engagement
     remained at 71") shares the question's words and is chosen; the next one gives the cause
     in other words ("... were offset by FIS's score, which decreased by two points") and
@@ -346,22 +347,29 @@ def _with_reason(chosen: list[tuple[float, Unit]], units: Sequence[Unit], overal
     by a quote elsewhere ("as a result of the survey", pages away) is no reason for this."""
     if not chosen:
         return chosen
-    subject = max(chosen, key=lambda c: c[0])[1]
-    if gives_reason(subject.text):
+    best = max(chosen, key=lambda c: c[0])[1]
+    if gives_reason(best.text):
         return chosen
+    for _score, subject in sorted(chosen, key=lambda c: -c[0]):
+        k = _reason_after(subject, units)
+        if k is None:
+            continue
+        if any(u is units[k] for _s, u in chosen):
+            return chosen
+        kept = sorted(chosen, key=lambda c: -c[0])[: limit - 1] if len(chosen) >= limit else list(chosen)
+        return kept + [(overall.get(k, min(s for s, _u in chosen)), units[k])]
+    return chosen
+
+
+def _reason_after(subject: Unit, units: Sequence[Unit]) -> int | None:
+    """The index of the first unit giving a reason within ``REASON_LINES`` after ``subject``."""
     said = " ".join(subject.text.split())
     near = [k for k, u in enumerate(units)
             if (u.chunk.path, u.chunk.page) == (subject.chunk.path, subject.chunk.page)
             and u.kind in ("sentence", "item", "line") and u is not subject
             and subject.line_end <= u.line_start <= subject.line_end + REASON_LINES
             and " ".join(u.text.split()) not in said and gives_reason(u.text)]
-    if not near:
-        return chosen
-    k = min(near, key=lambda j: (units[j].line_start, units[j].hit.rank))
-    if any(u is units[k] for _s, u in chosen):
-        return chosen
-    kept = sorted(chosen, key=lambda c: -c[0])[: limit - 1] if len(chosen) >= limit else list(chosen)
-    return kept + [(overall.get(k, min(s for s, _u in chosen)), units[k])]
+    return min(near, key=lambda j: (units[j].line_start, units[j].hit.rank)) if near else None
 
 
 def _part_query(part: str, question: str) -> str:
