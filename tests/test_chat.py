@@ -111,6 +111,7 @@ def test_a_bare_follow_up_is_answered_by_its_own_words(example_vault_env):
     quoted = [" ".join(q["text"] for q in a["quotes"]) for a in answers]
     assert "| Espresso" in quoted[0]
     assert "1:2 ratio" in answers[1]["quotes"][0]["text"] and "Clicks" not in quoted[1]
+    assert "1:16.7" not in quoted[1]  # the pour over's ratio is of something else: no place beside the espresso's
     assert "25 to 30 seconds" in quoted[2] and "three shots" not in quoted[2]
     assert "1:16.7" in quoted[4] and "Start here" not in quoted[4]  # the ratio again, of pour over
     # after pour over, "the shot" is no pour over's: the turn before read nothing of a shot

@@ -294,6 +294,8 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
         chosen.sort(key=lambda c: -c[0])
     if asks_reason(question):
         chosen = _with_reason(chosen, units, overall, limit)
+    if focus:
+        chosen = _of_the_subject(chosen, question, focus)
     chosen = without_padding(chosen, ask, how, bool(parts), for_parts, named)
     pads = best_pads(chosen, ask, how, bool(parts), for_parts, named)
     kept = said_once(dedupe_contained(chosen))
@@ -370,6 +372,20 @@ def _reason_after(subject: Unit, units: Sequence[Unit]) -> int | None:
             and subject.line_end <= u.line_start <= subject.line_end + REASON_LINES
             and " ".join(u.text.split()) not in said and gives_reason(u.text)]
     return min(near, key=lambda j: (units[j].line_start, units[j].hit.rank)) if near else None
+
+
+def _of_the_subject(chosen: list[tuple[float, Unit]], question: str, focus: str) -> list[tuple[float, Unit]]:
+    """A chat follow-up's quotes are of the subject it carries from the turn before: after the
+    espresso's clicks, "What ratio?" is the espresso's 1:2, and the pour over's 1:16.7 (a ratio,
+    of something else) only adds words. The quotes of a note that names none of the subject's
+    words (in their text, title or heading) are left out, when another note's quotes name them."""
+    subject = query_terms(question) - query_terms(focus)
+    if not subject:
+        return chosen
+    naming = {u.chunk.path for _s, u in chosen
+              if subject & query_terms(f"{u.chunk.title} {u.chunk.heading} {u.text}")}
+    kept = [c for c in chosen if c[1].chunk.path in naming]
+    return kept or chosen
 
 
 def _part_query(part: str, question: str) -> str:
