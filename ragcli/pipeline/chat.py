@@ -42,9 +42,7 @@ def looks_like_follow_up(question: str, before: str = "") -> bool:
 
 
 _LEAD = re.compile(r"^\s*(?:and|but|also|so|then|or|ok(?:ay)?|now)\b[\s,]*", re.I)
-# "what about images?", and "And a PDF?" (a thing named alone in a few words, as "what about" names it)
-_ABOUT = re.compile(r"^\s*(?:(?:and\s+)?(?:what|how)\s+about\s+(.+?)|(?:and|or)\s+((?:a|an|the|my)(?:\s+[^?\s]+){1,4}))"
-                    r"\s*\??\s*$", re.I)
+_ABOUT = re.compile(r"^\s*(?:and\s+)?(?:what|how)\s+about\s+(.+?)\s*\??\s*$", re.I)
 # "And for pour over?", "and with oat milk?": the previous question, asked for something else
 _AND_FOR = re.compile(r"^\s*(?:and|or)\s+(for|with|in|on|at|from)\s+(.+?)\s*\??\s*$", re.I)
 _POSSESSIVE = re.compile(r"\b(its|their)\b", re.I)
@@ -89,7 +87,7 @@ def standalone(question: str, previous: "Turn") -> str:
         keep = head[:-1] if len(head) > 3 else head
         while keep and keep[-1].lower() in ("a", "an", "the", "my", "of", "to", "in"):
             keep.pop()
-        return " ".join(keep + [(about.group(1) or about.group(2)).rstrip(" ?")]) + "?"
+        return " ".join(keep + [about.group(1).rstrip(" ?")]) + "?"
     other = _AND_FOR.match(question)
     if other:  # "And for pour over?" after "What ratio for espresso?": "What ratio for pour over?"
         prep, what = other.group(1).lower(), other.group(2)
