@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..types import Chunk, Hit, Quote
-from ..words import answer_type, asks_figure, asks_reason, gives_reason, holds_figure, query_terms
+from ..words import answer_type, asks_figure, asks_reason, holds_figure, query_terms
 from .between import with_sentences_between
-from .following import with_next_figure
+from .following import with_next_figure, with_reason
 from .sections import heading_text
 from .once import dedupe_contained, inside, said_once, same_words, says_more, units_once
 from .padding import BLOCK_KINDS, STEP_SENTENCE, best_pads, without_padding
@@ -293,7 +293,7 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
     if not parts:
         chosen.sort(key=lambda c: -c[0])
     if asks_reason(question):
-        chosen = _with_reason(chosen, units, overall, limit)
+        chosen = with_reason(chosen, units, overall, limit)
     if focus:
         chosen = _of_the_subject(chosen, question, focus)
     chosen = without_padding(chosen, ask, how, bool(parts), for_parts, named)
@@ -331,47 +331,6 @@ def _closest_section(sections: list[tuple[str, str]], vectors: np.ndarray, q: np
     if len(sections) < 2:
         return None
     return sections[int(np.argmax(vectors @ q))]
-
-
-REASON_LINES = 3  # lines after a quote within which the reason it leaves out may start
-
-
-def _with_reason(chosen: list[tuple[float, Unit]], units: Sequence[Unit], overall: dict[int, float],
-                 limit: int) -> list[tuple[float, Unit]]:
-    """For "why did X change": when the best quote gives no reason, the unit that gives one
-    ("primarily due to", "offset by") starting within ``REASON_LINES`` after a quote (the best
-    first, then the others: "staffing challenges" may be the lesser quote), in any
-    retrieved chunk of the same note (and page). The sentence that names X ("engagement
-    remained at 71") shares the question's words and is chosen; the next one gives the cause
-    in other words ("... were offset by FIS's score, which decreased by two points") and
-    alone scores low. It is often in the next chunk, the one it was cut from. It takes the
-    last place, at its own score: it makes no question look better answered. A reason given
-    by a quote elsewhere ("as a result of the survey", pages away) is no reason for this."""
-    if not chosen:
-        return chosen
-    best = max(chosen, key=lambda c: c[0])[1]
-    if gives_reason(best.text):
-        return chosen
-    for _score, subject in sorted(chosen, key=lambda c: -c[0]):
-        k = _reason_after(subject, units)
-        if k is None:
-            continue
-        if any(u is units[k] for _s, u in chosen):
-            return chosen
-        kept = sorted(chosen, key=lambda c: -c[0])[: limit - 1] if len(chosen) >= limit else list(chosen)
-        return kept + [(overall.get(k, min(s for s, _u in chosen)), units[k])]
-    return chosen
-
-
-def _reason_after(subject: Unit, units: Sequence[Unit]) -> int | None:
-    """The index of the first unit giving a reason within ``REASON_LINES`` after ``subject``."""
-    said = " ".join(subject.text.split())
-    near = [k for k, u in enumerate(units)
-            if (u.chunk.path, u.chunk.page) == (subject.chunk.path, subject.chunk.page)
-            and u.kind in ("sentence", "item", "line") and u is not subject
-            and subject.line_end <= u.line_start <= subject.line_end + REASON_LINES
-            and " ".join(u.text.split()) not in said and gives_reason(u.text)]
-    return min(near, key=lambda j: (units[j].line_start, units[j].hit.rank)) if near else None
 
 
 def _of_the_subject(chosen: list[tuple[float, Unit]], question: str, focus: str) -> list[tuple[float, Unit]]:

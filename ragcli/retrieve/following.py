@@ -1,7 +1,8 @@
-"""The sentence after a quote: where a report gives the figures of what its quote says.
+"""The sentence after a quote: where a report gives the figures of what its quote says, or the
+reason for it.
 
-A report says a thing, then its figures in the next sentence, in other words: sharing few of
-the question's words, that sentence scores low alone and is not chosen (issue 20).
+A report says a thing, then its figures (or its cause) in the next sentence, in other words:
+sharing few of the question's words, that sentence scores low alone and is not chosen (issue 20).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import re
 from collections.abc import Sequence
 
 from ..ingest.pdf_tables import is_figure
+from ..words import gives_reason
 from .counts import states_figure
 from .units import Unit
 
@@ -111,3 +113,44 @@ def follows(unit: Unit, subject: Unit) -> bool:
     if here >= 0 and there >= 0:
         return there > here
     return unit.line_start > subject.line_start and unit.line_end >= subject.line_end
+
+
+REASON_LINES = 3  # lines after a quote within which the reason it leaves out may start
+
+
+def with_reason(chosen: list[tuple[float, Unit]], units: Sequence[Unit], overall: dict[int, float],
+                limit: int) -> list[tuple[float, Unit]]:
+    """For "why did X change": when the best quote gives no reason, the unit that gives one
+    ("primarily due to", "offset by") starting within ``REASON_LINES`` after a quote (the best
+    first, then the others: "staffing challenges" may be the lesser quote), in any
+    retrieved chunk of the same note (and page). The sentence that names X ("engagement
+    remained at 71") shares the question's words and is chosen; the next one gives the cause
+    in other words ("... were offset by FIS's score, which decreased by two points") and
+    alone scores low. It is often in the next chunk, the one it was cut from. It takes the
+    last place, at its own score: it makes no question look better answered. A reason given
+    by a quote elsewhere ("as a result of the survey", pages away) is no reason for this."""
+    if not chosen:
+        return chosen
+    best = max(chosen, key=lambda c: c[0])[1]
+    if gives_reason(best.text):
+        return chosen
+    for _score, subject in sorted(chosen, key=lambda c: -c[0]):
+        k = _reason_after(subject, units)
+        if k is None:
+            continue
+        if any(u is units[k] for _s, u in chosen):
+            return chosen
+        kept = sorted(chosen, key=lambda c: -c[0])[: limit - 1] if len(chosen) >= limit else list(chosen)
+        return kept + [(overall.get(k, min(s for s, _u in chosen)), units[k])]
+    return chosen
+
+
+def _reason_after(subject: Unit, units: Sequence[Unit]) -> int | None:
+    """The index of the first unit giving a reason within ``REASON_LINES`` after ``subject``."""
+    said = " ".join(subject.text.split())
+    near = [k for k, u in enumerate(units)
+            if (u.chunk.path, u.chunk.page) == (subject.chunk.path, subject.chunk.page)
+            and u.kind in ("sentence", "item", "line") and u is not subject
+            and subject.line_end <= u.line_start <= subject.line_end + REASON_LINES
+            and " ".join(u.text.split()) not in said and gives_reason(u.text)]
+    return min(near, key=lambda j: (units[j].line_start, units[j].hit.rank)) if near else None
