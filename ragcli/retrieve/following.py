@@ -129,19 +129,17 @@ def with_reason(chosen: list[tuple[float, Unit]], units: Sequence[Unit], overall
     alone scores low. It is often in the next chunk, the one it was cut from. It takes the
     last place, at its own score: it makes no question look better answered. A reason given
     by a quote elsewhere ("as a result of the survey", pages away) is no reason for this."""
-    if not chosen:
+    ranked = sorted(chosen, key=lambda c: -c[0])
+    if not ranked or gives_reason(ranked[0][1].text):
         return chosen
-    best = max(chosen, key=lambda c: c[0])[1]
-    if gives_reason(best.text):
-        return chosen
-    for _score, subject in sorted(chosen, key=lambda c: -c[0]):
+    for _score, subject in ranked:
         k = _reason_after(subject, units)
         if k is None:
             continue
         if any(u is units[k] for _s, u in chosen):
             return chosen
-        kept = sorted(chosen, key=lambda c: -c[0])[: limit - 1] if len(chosen) >= limit else list(chosen)
-        return kept + [(overall.get(k, min(s for s, _u in chosen)), units[k])]
+        kept = ranked[: limit - 1] if len(ranked) >= limit else ranked
+        return kept + [(overall.get(k, ranked[-1][0]), units[k])]
     return chosen
 
 
