@@ -609,6 +609,18 @@ REPORT_PAGE = ("Employee engagement at OPM stayed flat in fiscal 2016, at 71 per
                "workforce, whose score fell two points. Survey participation also rose, to 46 percent of all staff.")
 
 
+def _quotes_of_page(text: str, page: int, *questions: str) -> list[list]:
+    """The quotes each question gets from one report page, its only hit (every word weighed alike)."""
+    searcher = Searcher(load_config())
+    title = "Annual Performance Report"
+    hit = Hit(Chunk(f"r{page}", "/r/report.pdf", title, title, text, 1, text.count("\n") + 1, page), 1.0, 1)
+    flat_idf = lambda terms: {t: 1.0 for t in terms}  # noqa: E731
+    try:
+        return [select_quotes(q, [hit], searcher.embedder.embed, flat_idf) for q in questions]
+    finally:
+        searcher.close()
+
+
 def test_a_why_question_is_answered_by_the_sentence_that_gives_the_reason(example_vault_env, monkeypatch):
     """The sentence naming what changed shares the question's words; the one after it gives the
     cause in other words and alone scores far under the evidence floor (0.25 against 0.82)."""
@@ -620,17 +632,8 @@ def test_a_why_question_is_answered_by_the_sentence_that_gives_the_reason(exampl
     assert gives_reason("Changes to the PSP resulted in the failure.") and gives_reason("To reflect the new law, ...")
     assert not gives_reason("The report is due to be released in May.") and not gives_reason("Score: 71%.")
     _use(monkeypatch, example_vault_env)
-    searcher = Searcher(load_config())
-    title = "Annual Performance Report"
-    page = Chunk("r51", "/r/report.pdf", title, title, REPORT_PAGE, 1, 4, 51)
-    flat_idf = lambda terms: {t: 1.0 for t in terms}  # noqa: E731
-    try:
-        why = select_quotes("Why did OPM's overall engagement stay flat in fiscal 2016?", [Hit(page, 1.0, 1)],
-                            searcher.embedder.embed, flat_idf)
-        what = select_quotes("What was OPM's engagement score in fiscal 2016?", [Hit(page, 1.0, 1)],
-                             searcher.embedder.embed, flat_idf)
-    finally:
-        searcher.close()
+    why, what = _quotes_of_page(REPORT_PAGE, 51, "Why did OPM's overall engagement stay flat in fiscal 2016?",
+                                "What was OPM's engagement score in fiscal 2016?")
     assert any("primarily due to" in q.text for q in why), [q.text for q in why]
     assert why[0].text.startswith("Employee engagement at OPM stayed flat")  # what changed, then why
     assert not any("primarily due to" in q.text for q in what)  # a figure asked: no reason added
@@ -649,15 +652,7 @@ def test_the_reason_after_any_quote_is_read_not_only_after_the_best(example_vaul
     a lesser quote (the staffing) is, in the sentence after it. The reason is read after each
     quote in turn, best first."""
     _use(monkeypatch, example_vault_env)
-    searcher = Searcher(load_config())
-    title = "Annual Performance Report"
-    page = Chunk("r89", "/r/report.pdf", title, title, OFFICE_PAGES, 1, 6, 89)
-    flat_idf = lambda terms: {t: 1.0 for t in terms}  # noqa: E731
-    try:
-        why = select_quotes("Why did the retirement office struggle to answer its callers in 2016?",
-                            [Hit(page, 1.0, 1)], searcher.embedder.embed, flat_idf)
-    finally:
-        searcher.close()
+    (why,) = _quotes_of_page(OFFICE_PAGES, 89, "Why did the retirement office struggle to answer its callers in 2016?")
     assert any("because the overflow call contract ended" in q.text for q in why), [q.text for q in why]
 
 

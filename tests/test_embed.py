@@ -293,15 +293,14 @@ def test_a_quantised_file_stays_on_llama_cpp(embedder, models_dir, tmp_path_fact
 def test_embeds_at_once_give_the_blas_setting_back_only_when_the_last_one_ends(embedder):
     # The watcher and its prefill embed at once: the first to end must not hand BLAS its
     # threads back while the other's workers still run (two BLAS threads under each of them).
+    if embedder._blas is None:  # the lent GPU's numpy: no BLAS threadpoolctl can limit, so no numpy engine
+        pytest.skip("numpy's BLAS here is none threadpoolctl can limit: the embedder runs on llama.cpp")
     from threadpoolctl import ThreadpoolController
 
     from ragcli.embed.numpy_bert import one_blas_thread
 
     def blas_threads() -> list[int]:
         return [lib["num_threads"] for lib in ThreadpoolController().select(user_api="blas").info()]
-
-    if embedder._blas is None:  # the lent GPU's numpy: no BLAS threadpoolctl can limit, so no numpy engine
-        pytest.skip("numpy's BLAS here is none threadpoolctl can limit: the embedder runs on llama.cpp")
 
     controller = ThreadpoolController().select(user_api="blas")
     with controller.limit(limits=2):  # what a 2-core box has, whatever this one has
