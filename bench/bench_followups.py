@@ -3,7 +3,8 @@ the note the conversation is about, and only it? For each pair of ``questions/fo
 the first question is asked, the follow-up is made to stand alone as `rag chat` makes it
 (``pipeline.chat.standalone``), and asked with the first as its context, quotes only.
 
-    python bench/bench_followups.py --homes /tmp/rb17      # the homes bench_answers2.py built
+    python bench/bench_answers2.py --quotes-only --set users    # once: builds the homes
+    python bench/bench_followups.py                             # same --homes as bench_answers2
 
 Prints, per pair, the standalone form and the notes quoted; then the share of pairs whose note
 is quoted, the share of quotes from it, words read and refusals. Never asserts.
@@ -15,6 +16,7 @@ import argparse
 import json
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,7 +30,10 @@ def run(homes: Path) -> dict[str, dict]:
     rows = [json.loads(line) for line in (ROOT / "bench" / "questions" / "followups.jsonl").open()]
     out: dict[str, dict] = {}
     for corpus in dict.fromkeys(r["corpus"] for r in rows):
-        os.environ["RAG_HOME"] = str(homes / "shared" / corpus)
+        home = homes / "shared" / corpus
+        if not (home / "index").is_dir():
+            sys.exit(f"no index in {home}: run bench/bench_answers2.py with the same --homes first")
+        os.environ["RAG_HOME"] = str(home)
         with Notes(watcher=False) as notes:
             for row in (r for r in rows if r["corpus"] == corpus):
                 first = notes.ask(row["first"], quotes_only=True)
@@ -45,7 +50,7 @@ def run(homes: Path) -> dict[str, dict]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--homes", type=Path, default=Path("/tmp/rb17"),
+    parser.add_argument("--homes", type=Path, default=Path(tempfile.gettempdir()) / "ragcli-bench-answers2",
                         help="the folder bench_answers2.py built its indexes in (HOMES/shared/<corpus>)")
     parser.add_argument("--json", type=Path, help="write the per-pair figures here")
     args = parser.parse_args()
