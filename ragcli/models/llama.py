@@ -64,7 +64,32 @@ def load_llama_cpp(bindings_only: bool = False):
     if _log_callback is None and not os.environ.get("RAG_LLAMA_LOG"):
         _log_callback = llama_cpp.llama_log_callback(_on_log)
         llama_cpp.llama_log_set(_log_callback, ctypes.c_void_p(0))
+    _without_amx_repack(llama_cpp)
     return llama_cpp
+
+
+def _without_amx_repack(llama_cpp) -> None:
+    """On a CPU with AMX, load models without llama.cpp's extra (repacked) weight buffers.
+
+    llama.cpp 0.3.36 built natively on a Xeon with AMX repacks the weights into its AMX buffer
+    and dies with a segfault in the first decode (SmolLM2's Q4_1 on this project's machines,
+    2026-12-05; ggml-org/llama.cpp#20824 for Q4_K_M). Without the extra buffers the same
+    build runs the model on its AVX-512 kernels. Both the ``Llama`` class and the embedder take
+    their parameters from ``llama_model_default_params``, so that is where it is turned off."""
+    bindings = sys.modules.get("llama_cpp.llama_cpp")
+    default = getattr(bindings, "llama_model_default_params", None)
+    if default is None or getattr(default, "_ragcli_no_amx", False):
+        return
+    if b"AMX_INT8 = 1" not in (llama_cpp.llama_print_system_info() or b""):
+        return
+
+    def without_extra_buffers():
+        params = default()
+        params.use_extra_bufts = False
+        return params
+
+    without_extra_buffers._ragcli_no_amx = True
+    bindings.llama_model_default_params = without_extra_buffers
 
 
 _partial = None  # the llama_cpp package, registered without running its __init__ yet
