@@ -56,6 +56,17 @@ def test_counts_match_what_llama_cpp_evaluates(gen):
     assert 1 <= result.completion_tokens <= 4
 
 
+def test_a_build_with_amx_loads_models_without_its_repacked_weights(gen):
+    """llama.cpp 0.3.36 built on a Xeon with AMX died in the first decode of every answer with
+    the weights repacked for AMX (2026-12-05); on such a build ragcli loads without the extra
+    buffers, and on every other build keeps them. The generation above is the decode that died."""
+    import llama_cpp.llama_cpp as bindings
+
+    amx = b"AMX_INT8 = 1" in bindings.llama_print_system_info()
+    assert bindings.llama_model_default_params().use_extra_bufts is not amx
+    assert gen.generate([{"role": "user", "content": "Hi"}], max_tokens=2, temperature=0.0).completion_tokens >= 1
+
+
 def test_budget_drops_the_weakest_quotes_instead_of_overflowing():
     small = LlamaGenerator(MODEL, n_ctx=512, n_threads=2)
     try:
