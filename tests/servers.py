@@ -106,12 +106,19 @@ def chroma_server(path: Path, log: Path, port: int | None = None) -> Server:
                   "/api/v2/heartbeat", log)
 
 
+# llama-cpp-python's OpenAI-compatible server, started through ragcli's loader of llama.cpp: built on
+# a CPU with AMX, llama.cpp 0.3.36 dies in the first decode with the weights repacked for AMX
+# (README, "GPU"), the loader turns that off, and the server has no switch of its own for it.
+LLAMA_SERVER = [sys.executable, "-c", "import runpy; from ragcli.models.llama import load_llama_cpp; "
+                "load_llama_cpp(); runpy.run_module('llama_cpp.server', run_name='__main__', alter_sys=True)"]
+
+
 def embedding_server(model: Path, log: Path, port: int | None = None, extra: tuple[str, ...] = (),
                      threads: int = 2) -> Server:
     """llama-cpp-python's OpenAI-compatible server with ``model`` as an embedding model (not
     started). Flash attention as in-process: without it, the server's packed batches are slower."""
     port = port or free_port()
-    argv = [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--embedding", "true",
+    argv = [*LLAMA_SERVER, "--model", str(model), "--embedding", "true",
             "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "512", "--flash_attn", "true",
             "--n_threads", str(threads), "--n_threads_batch", str(threads), "--verbose", "false", *extra]
     return Server(argv, port, "/v1/models", log, env={"OMP_WAIT_POLICY": "PASSIVE"})

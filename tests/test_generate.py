@@ -3,10 +3,9 @@ the token budget, the prefix KV cache, citation checking, the server seam."""
 
 from __future__ import annotations
 
-import sys
 
 import pytest
-from servers import Server, free_port, has_llama_server
+from servers import LLAMA_SERVER, Server, free_port, has_llama_server
 
 from ragcli.retrieve.relevance import relevant
 from ragcli.errors import ModelError
@@ -184,7 +183,7 @@ def llama_server(tmp_path_factory):
     if not has_llama_server():
         pytest.skip("llama-cpp-python[server] is not installed (pip install 'llama-cpp-python[server]')")
     port = free_port()
-    server = Server([sys.executable, "-m", "llama_cpp.server", "--model", str(MODEL), "--host", "127.0.0.1",
+    server = Server([*LLAMA_SERVER, "--model", str(MODEL), "--host", "127.0.0.1",
                      "--port", str(port), "--n_ctx", "1024", "--n_threads", "2", "--verbose", "False"],
                     port, "/v1/models", tmp_path_factory.mktemp("llama-server") / "server.log").start()
     yield server.url + "/v1"
