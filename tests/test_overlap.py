@@ -7,6 +7,7 @@ the phases in turn, and that a run killed while both go on resumes, embedding no
 from __future__ import annotations
 
 import json
+import signal
 import sqlite3
 import subprocess
 import time
@@ -16,12 +17,14 @@ import numpy as np
 import pytest
 from helpers import index_state, ok, rag, rag_popen, verify_json
 
-from test_crash import _meta, assert_like_clean_build, check_left_behind, kill_at
+from test_crash import _meta, assert_like_clean_build, check_left_behind
 from test_phases import _counts, _distinct_keys
 
 ON = {"RAG_INDEX_OVERLAP": "on"}
-# Enough notes that phase one outlasts the embedding of its first batch (~5 s on 2 loaded cores)
-NOTES = 1000
+# Enough notes that phase one outlasts the embedding of its first batch (~5 s on 2 loaded cores).
+# A faster machine (a lent H200's 16 cores) ends phase one first: then the run is made again
+# with four times the notes, until the phases are seen side by side.
+NOTES = (1000, 4000, 16000)
 
 
 def _many_short_notes(folder: Path, count: int) -> Path:
@@ -79,46 +82,68 @@ def _assert_same(mine: dict, theirs: dict) -> None:
         assert float(np.min(np.sum(a * b, axis=1))) > 0.99999, (part, float(np.abs(a - b).max()))
 
 
-def test_overlapping_phases_build_the_index_the_phases_in_turn_build(tmp_path):
-    notes = _many_short_notes(tmp_path / "notes", NOTES)
-    in_turn, overlapping = tmp_path / "in turn", tmp_path / "overlapping"
-    reports = {in_turn: json.loads(ok(rag("index", notes, "--json", home=in_turn)).stdout)}
-    proc = rag_popen("index", notes, "--json", home=overlapping, env=ON, stdout=subprocess.PIPE)
-    overlapped = False  # seen: vectors committed while phase one had notes left to write
+def _reached(proc: subprocess.Popen, stage) -> bool:
+    """Poll ``stage`` while ``proc`` runs: True as soon as it holds, False if the run ends first."""
     while proc.poll() is None:
-        overlapped = overlapped or (_counts(overlapping)[1] > 0 and _files(overlapping) < NOTES)
+        if stage():
+            return True
         time.sleep(0.005)
-    out, err = proc.communicate()
-    assert proc.returncode == 0, err[-2000:]
-    assert overlapped
-    reports[overlapping] = json.loads(out)
+    return False
+
+
+def _overlapped(home: Path, count: int):
+    """Stage: vectors committed while phase one has notes left to write."""
+    return lambda: _counts(home)[1] > 0 and _files(home) < count
+
+
+def test_overlapping_phases_build_the_index_the_phases_in_turn_build(tmp_path):
+    for count in NOTES:
+        notes = _many_short_notes(tmp_path / f"notes {count}", count)
+        overlapping = tmp_path / f"overlapping {count}"
+        proc = rag_popen("index", notes, "--json", home=overlapping, env=ON, stdout=subprocess.PIPE)
+        overlapped = _reached(proc, _overlapped(overlapping, count))
+        out, err = proc.communicate()
+        assert proc.returncode == 0, err[-2000:]
+        if overlapped:
+            break
+    assert overlapped, f"phase two never ran beside phase one, with up to {count} notes"
+    in_turn = tmp_path / "in turn"
+    reports = {in_turn: json.loads(ok(rag("index", notes, "--json", home=in_turn)).stdout),
+               overlapping: json.loads(out)}
     for home in (in_turn, overlapping):
-        assert reports[home]["embedded"] == _distinct_keys(home) == NOTES
+        assert reports[home]["embedded"] == _distinct_keys(home) == count
         code, checked = verify_json(home)
         assert code == 0 and checked["vectors_pending"] == 0, (home, checked)
     rows = _rows(overlapping)
-    assert len(rows["chunks"]) == len(rows["kale"]) == NOTES
+    assert len(rows["chunks"]) == len(rows["kale"]) == count
     _assert_same(rows, _rows(in_turn))
     assert index_state(overlapping) == index_state(in_turn)
 
 
 def test_killed_while_both_phases_run_resumes_and_embeds_nothing_twice(tmp_path):
-    notes = _many_short_notes(tmp_path / "notes", NOTES)
-    home = tmp_path / "home"
-    proc = rag_popen("index", notes, home=home, env=ON)
-    # a batch of vectors committed while phase one has notes left to write (the overlap), and no
-    # write under way (a kill inside one is test_crash's: `rag verify` reports it until repaired)
-    kill_at(proc, lambda: _counts(home)[1] > 0 and _files(home) < NOTES and _meta(home, "vectors_dirty") == "0",
-            "vectors written during phase one")
+    for count in NOTES:
+        notes = _many_short_notes(tmp_path / f"notes {count}", count)
+        home = tmp_path / f"home {count}"
+        proc = rag_popen("index", notes, home=home, env=ON)
+        # a batch of vectors committed while phase one has notes left to write (the overlap), and no
+        # write under way (a kill inside one is test_crash's: `rag verify` reports it until repaired)
+        overlapped = _overlapped(home, count)
+        if _reached(proc, lambda: overlapped() and _meta(home, "vectors_dirty") == "0"):
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+            break
+        assert proc.returncode == 0
+    else:
+        pytest.fail(f"phase two never ran beside phase one, with up to {count} notes")
     check_left_behind(home, "the overlap")
     chunks, vectored, cached = _counts(home)
-    assert 0 < vectored < chunks < NOTES
+    assert 0 < vectored < chunks < count
     code, checked = verify_json(home)
     assert code == 0 and checked["vectors_pending"] == chunks - vectored, checked
     # resumed with the overlap on: only what was not cached is embedded; then all is as a
     # clean build with the phases in turn (the default here)
     report = json.loads(ok(rag("index", notes, "--json", home=home, env=ON)).stdout)
-    assert cached + report["embedded"] == _distinct_keys(home) == NOTES, (cached, report)
+    assert cached + report["embedded"] == _distinct_keys(home) == count, (cached, report)
     code, checked = verify_json(home)
     assert code == 0 and checked["vectors_pending"] == 0, checked
     assert_like_clean_build(notes, home, tmp_path / "clean")
