@@ -91,22 +91,26 @@ def _reached(proc: subprocess.Popen, stage) -> bool:
     return False
 
 
-def _overlapped(home: Path, count: int):
-    """Stage: vectors committed while phase one has notes left to write."""
-    return lambda: _counts(home)[1] > 0 and _files(home) < count
+def _overlapping_run(tmp_path: Path, *args, also=lambda home: True, **popen):
+    """Start `rag index` with the overlap on, over NOTES' counts in turn, until a run is seen
+    with vectors committed while phase one has notes left to write (and ``also(home)``).
+    Returns (count, notes, home, proc) with that run still going; a run that ends first must
+    have succeeded."""
+    for count in NOTES:
+        notes = _many_short_notes(tmp_path / f"notes {count}", count)
+        home = tmp_path / f"home {count}"
+        proc = rag_popen("index", notes, *args, home=home, env=ON, **popen)
+        if _reached(proc, lambda: _counts(home)[1] > 0 and _files(home) < count and also(home)):
+            return count, notes, home, proc
+        _, err = proc.communicate()
+        assert proc.returncode == 0, err[-2000:]
+    pytest.fail(f"phase two never ran beside phase one, with up to {count} notes")
 
 
 def test_overlapping_phases_build_the_index_the_phases_in_turn_build(tmp_path):
-    for count in NOTES:
-        notes = _many_short_notes(tmp_path / f"notes {count}", count)
-        overlapping = tmp_path / f"overlapping {count}"
-        proc = rag_popen("index", notes, "--json", home=overlapping, env=ON, stdout=subprocess.PIPE)
-        overlapped = _reached(proc, _overlapped(overlapping, count))
-        out, err = proc.communicate()
-        assert proc.returncode == 0, err[-2000:]
-        if overlapped:
-            break
-    assert overlapped, f"phase two never ran beside phase one, with up to {count} notes"
+    count, notes, overlapping, proc = _overlapping_run(tmp_path, "--json", stdout=subprocess.PIPE)
+    out, err = proc.communicate()
+    assert proc.returncode == 0, err[-2000:]
     in_turn = tmp_path / "in turn"
     reports = {in_turn: json.loads(ok(rag("index", notes, "--json", home=in_turn)).stdout),
                overlapping: json.loads(out)}
@@ -121,20 +125,11 @@ def test_overlapping_phases_build_the_index_the_phases_in_turn_build(tmp_path):
 
 
 def test_killed_while_both_phases_run_resumes_and_embeds_nothing_twice(tmp_path):
-    for count in NOTES:
-        notes = _many_short_notes(tmp_path / f"notes {count}", count)
-        home = tmp_path / f"home {count}"
-        proc = rag_popen("index", notes, home=home, env=ON)
-        # a batch of vectors committed while phase one has notes left to write (the overlap), and no
-        # write under way (a kill inside one is test_crash's: `rag verify` reports it until repaired)
-        overlapped = _overlapped(home, count)
-        if _reached(proc, lambda: overlapped() and _meta(home, "vectors_dirty") == "0"):
-            proc.send_signal(signal.SIGKILL)
-            proc.wait()
-            break
-        assert proc.returncode == 0
-    else:
-        pytest.fail(f"phase two never ran beside phase one, with up to {count} notes")
+    # the overlap, and no write under way (a kill inside one is test_crash's: `rag verify`
+    # reports it until repaired)
+    count, notes, home, proc = _overlapping_run(tmp_path, also=lambda home: _meta(home, "vectors_dirty") == "0")
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
     check_left_behind(home, "the overlap")
     chunks, vectored, cached = _counts(home)
     assert 0 < vectored < chunks < count
