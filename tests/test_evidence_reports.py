@@ -281,3 +281,19 @@ def test_the_next_items_label_does_not_end_an_item():
     assert "Ensure that adequate safety measures are in place; and" in said, said
     assert "Review the common responsibilities of the section;" in said, said
     assert not [s for s in said if re.search(r"\s[a-z]\.$", s)], said
+
+
+def test_a_tables_line_of_figures_alone_is_read_in_no_time(tmp_path):
+    """A tax table's row band is a line of figures and no word ("6,357 5,713 50,250 ..."). Whether
+    a line opens a register's entry was read by a pattern that tried every split of the run into
+    codes: with 32 figures `rag ask -k 7` over Publication 17 never came back. Read in a child
+    with a minute to spare, so a slow pattern fails this test rather than hanging the suite."""
+    import subprocess
+    import sys
+
+    code = ("from ragcli.retrieve.pdf_lines import listing_entries\n"
+            "row = ' '.join(['6,357', '5,713', '50,250', '50,300'] * 8)\n"
+            "print(len(listing_entries([row] * 4 + ['014X5140 Historic Preservation Fund'] * 4, 10)))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "4"  # the entries still are, the figures' lines are not

@@ -54,7 +54,10 @@ def listing_entries(parts: list[str], min_chars: int) -> list[tuple[int, str]]:
 
 
 # An entry of a listing opens with its code or number ("014X5140", "5713.008", "12."), then words.
-_ENTRY = re.compile(r"^(?:\S*\d\S*\s+)+\S*[A-Za-z]")
+# Each code is read from its first digit ("[^\s\d]*\d"), so there is one way to match a run of
+# them: "\S*\d\S*" had many, and a tax table's line of 32 figures with no word after them
+# ("6,357 5,713 50,250 ...") took the matcher minutes, and `rag ask -k 7` with it.
+_ENTRY = re.compile(r"^(?:[^\s\d]*\d\S*\s+)+\S*[A-Za-z]")
 
 
 # The label of a list's next item, read onto the end of the item before it: "(IAP); j." where the
