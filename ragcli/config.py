@@ -91,6 +91,12 @@ ON_OFF = ("on", "off")
 # reported under the flag the user typed (commands/options.py).
 FLAGS = {"llm_model": "--model", "n_ctx": "--ctx", "n_gpu_layers": "--gpu-layers", "top_k": "--top-k",
          "watch_prefill": "--no-prefill"}
+# The least each number may be. Below it a run failed later and less clearly: `-k 0` printed "No
+# results.", `--ctx 64` crashed in llama.cpp's first decode and `--ctx -5` blamed the model file.
+MINIMUM: dict[str, float] = {
+    "top_k": 1, "n_ctx": 128, "max_tokens": 1, "temperature": 0.0, "threads": 0, "n_gpu_layers": -1,
+    "chunk_tokens": 32, "chunk_overlap": 0, "embed_max_tokens": 16, "parse_timeout": 0.1,
+    "parse_memory_mb": 64, "max_file_mb": 1, "debounce": 0.0, "reconcile_interval": 1.0}
 # Settings a user may set in config.toml or RAG_<NAME>; everything but the derived paths
 # config_file, and the paths themselves are allowed too (data_dir, models_dir).
 SETTABLE = tuple(f.name for f in fields(Config) if f.name != "config_file")
@@ -170,7 +176,19 @@ def load_config(overrides: dict[str, Any] | None = None, env: dict[str, str] | N
             empty = " (or empty: the model's own)" if "" in allowed else ""
             raise ConfigError(f"{source[key]} must be one of {', '.join(filter(None, allowed))}{empty}, "
                               f"got {values[key]!r}")
+    _check_ranges(values, source)
     return Config(**values)
+
+
+def _check_ranges(values: dict[str, Any], source: dict[str, str]) -> None:
+    for key, least in MINIMUM.items():
+        if key in source and values[key] < least:
+            raise ConfigError(f"{source[key]} must be at least {least:g}, got {values[key]:g}")
+    if "chunk_overlap" in source or "chunk_tokens" in source:
+        tokens, overlap = values.get("chunk_tokens", 200), values.get("chunk_overlap", 32)
+        if overlap >= tokens:
+            where = source.get("chunk_overlap") or source["chunk_tokens"]
+            raise ConfigError(f"{where}: chunk_overlap ({overlap}) must be less than chunk_tokens ({tokens})")
 
 
 def ensure_private_dir(path: Path) -> Path:

@@ -107,6 +107,10 @@ class Notes(Closing):
         model. ``on_quotes`` gets the evidence once chosen, ``on_token`` each checked sentence.
         ``retrieval_query``/``context``: what a chat searches for a follow-up, and the question
         before it. ``on_started``: called when a watcher has taken the question."""
+        if not question.strip():  # else "Your notes don't seem to cover this", as if they were read
+            from .errors import UsageError
+
+            raise UsageError("the question is empty", hint='Ask in words, e.g. rag ask "How long should the shot take?"')
         settings = {"top_k": k, "mode": mode, "min_score": min_score, "temperature": temperature,
                     "max_tokens": max_tokens}
         config = dataclasses.replace(self.config, **{n: v for n, v in settings.items() if v is not None})

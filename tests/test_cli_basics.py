@@ -69,6 +69,31 @@ def test_bad_config_value_is_a_config_error(rag_home, capsys):
     assert "top_k" in capsys.readouterr().err
 
 
+def test_a_number_under_its_least_is_refused_under_the_name_the_user_typed(rag_home, monkeypatch, capsys):
+    """`-k 0` printed "No results.", `--ctx 64` crashed in llama.cpp's first decode and `--ctx -5`
+    blamed the model file: each is now refused before anything runs, named as it was given."""
+    for args, says in ((["search", "espresso", "-k", "0"], "--top-k must be at least 1, got 0"),
+                       (["ask", "espresso", "--ctx", "64"], "--ctx must be at least 128, got 64"),
+                       (["ask", "espresso", "--ctx", "-5"], "--ctx must be at least 128, got -5")):
+        assert main(args) == 3, args
+        assert says in capsys.readouterr().err
+    (rag_home / "config.toml").write_text("chunk_tokens = 100\nchunk_overlap = 100\n")
+    assert main(["status"]) == 3
+    assert "chunk_overlap (100) must be less than chunk_tokens (100)" in capsys.readouterr().err
+    (rag_home / "config.toml").write_text("")
+    monkeypatch.setenv("RAG_MAX_TOKENS", "0")
+    assert main(["status"]) == 3
+    assert "RAG_MAX_TOKENS must be at least 1, got 0" in capsys.readouterr().err
+
+
+def test_an_empty_question_is_a_usage_error(rag_home, capsys):
+    """Not "Your notes don't seem to cover this", as if the notes were read for it."""
+    for question in ("", "   "):
+        assert main(["ask", question, "--quotes"]) == 2
+        err = capsys.readouterr().err
+        assert "Error: the question is empty" in err and "Traceback" not in err
+
+
 def test_unknown_config_key_is_named(rag_home, capsys):
     (rag_home / "config.toml").write_text('chunk_tokns = 100\n')
     assert main(["status"]) == 3
