@@ -297,3 +297,17 @@ def test_a_tables_line_of_figures_alone_is_read_in_no_time(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "4"  # the entries still are, the figures' lines are not
+
+
+def test_a_line_that_opens_with_a_ligature_after_a_broken_word_is_read():
+    """BART's paper has "dif-" at a line's end and the next line opening with "ﬁcult" ("ﬁ" is one
+    character, lower case, not ASCII): `rag ask "What is BART pre-trained with?"` ended in
+    "unexpected AttributeError". The ligature is read as its letters, so the word is whole again;
+    a line opening with other letters than ASCII ones is kept apart."""
+    from ragcli.retrieve.pdf_lines import pdf_lines_joined
+
+    assert pdf_lines_joined(["have been dif-", "ﬁcult to perform"]) == ("have been difﬁcult to perform", [0, 13])
+    for first in ("étude of the corpus", "αβ values"):
+        text, offsets = pdf_lines_joined(["the model was pre-", first])
+        assert text == f"the model was pre- {first}" and offsets == [0, 19]
+    assert pdf_lines_joined(["recent legisla-", "tion that"])[0] == "recent legislation that"

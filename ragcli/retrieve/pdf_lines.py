@@ -7,10 +7,12 @@ lines are the note's own text.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from .spelling import is_known_word
 
 _BROKEN = re.compile(r"([A-Za-z]+)-$")
+_WORD_END = re.compile(r"[a-z]+")
 _BROKEN_INSIDE = re.compile(r"\b([A-Za-z]+)- ([a-z]+)\b")
 
 
@@ -23,10 +25,12 @@ def pdf_lines_joined(parts: list[str]) -> tuple[str, list[int]]:
     for part in parts:
         # a break the reader already ran into its line: "the Emancipation Day holi- day"
         part = _BROKEN_INSIDE.sub(lambda m: m[1] + m[2] if is_known_word(m[1] + m[2]) else m[0], part)
-        broken = _BROKEN.search(text) if part[:1].islower() else None
+        # the next line's first letters, when they may end a word: ASCII ones, as the broken word's,
+        # a ligature read as its letters ("dif-" + "ﬁcult" is "difficult": BART's paper has it)
+        rest = _WORD_END.match(unicodedata.normalize("NFKC", part[:1]) + part[1:])
+        broken = _BROKEN.search(text) if rest is not None else None
         if broken is not None:
-            rest = re.match(r"[a-z]+", part).group(0)
-            if is_known_word(broken.group(1) + rest):
+            if is_known_word(broken.group(1) + rest.group(0)):
                 text = text[:-1]
             offsets.append(len(text))
             text += part
