@@ -110,7 +110,8 @@ class Notes(Closing):
         if not question.strip():  # else "Your notes don't seem to cover this", as if they were read
             from .errors import UsageError
 
-            raise UsageError("the question is empty", hint='Ask in words, e.g. rag ask "How long should the shot take?"')
+            raise UsageError("the question is empty",
+                             hint='Ask in words, e.g. rag ask "How long should the shot take?"')
         settings = {"top_k": k, "mode": mode, "min_score": min_score, "temperature": temperature,
                     "max_tokens": max_tokens}
         config = dataclasses.replace(self.config, **{n: v for n, v in settings.items() if v is not None})
