@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import zlib
 from pathlib import Path
 
@@ -89,6 +90,24 @@ def test_real_papers_parse_with_pages(parser: Parser, name: str) -> None:
     assert pages == sorted(pages) and pages[0] == 1 and len(pages) >= 9
     assert sum(len(s.text) for s in doc.sections) > 30_000
     assert doc.title == Path(name).stem  # these papers carry no metadata title
+
+
+@needs_pdfs
+def test_a_typeset_papers_ligatures_are_read_as_their_letters(tmp_path: Path, parser: Parser) -> None:
+    """BART's paper prints "fi" and "fl" as one glyph each (88 of them in its 10 pages): read as
+    such, "classiﬁcation" was a word neither keyword search nor the embedding model knows, and
+    `rag search --mode keyword "classification problems"` found nothing of the page about it."""
+    doc = parser.parse(PDFS / "1910.13461v1_bart_lewis2019.pdf")
+    text = "\n".join(s.text for s in doc.sections)
+    assert not [c for c in text if "\ufb00" <= c <= "\ufb06"]
+    assert "classification problems" in text and "fine-tuning" in text
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "bart.pdf").write_bytes((PDFS / "1910.13461v1_bart_lewis2019.pdf").read_bytes())
+    home = tmp_path / "home"
+    ok(rag("index", notes, home=home))
+    hits = json.loads(ok(rag("search", "--mode", "keyword", "--json", "classification problems", home=home)).stdout)
+    assert hits["results"] and "classification problems" in hits["results"][0]["text"]
 
 
 @needs_pdfs

@@ -23,12 +23,13 @@ from typing import Callable
 
 from ..types import Chunk, Document, Section
 
-CHUNKER_VERSION = 6  # bump when the output changes for the same input (the index records it)
+CHUNKER_VERSION = 7  # bump when the output changes for the same input (the index records it)
 # 2: a PDF's chunks carry what the report is about (organisation, report, period) in their heading
 # 3: a list longer than a chunk is cut between its items
 # 4: a PDF page's table rows are read by pdfplumber (ruled tables too), each a list item
 # 5: a long table is cut between its rows, a wrapped paragraph between its lines
 # 6: a list after a lead line ("Table rows:") is cut between its items too, not into sentences
+# 7: a PDF's ligatures ("ﬁ", "ﬂ", ...) are read as their letters
 
 
 def chunker_settings(config) -> dict:
