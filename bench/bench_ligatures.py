@@ -28,7 +28,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PAPERS = ROOT.parent / "shared" / "corpora" / "pdfs"
-LIGATURES = {0xFB00: "ff", 0xFB01: "fi", 0xFB02: "fl", 0xFB03: "ffi", 0xFB04: "ffl"}
+sys.path.insert(0, str(ROOT))
+from ragcli.words import LIGATURES  # noqa: E402
 MODES = ("keyword", "vector", "hybrid")
 
 

@@ -185,7 +185,9 @@ def _check_ranges(values: dict[str, Any], source: dict[str, str]) -> None:
         if key in source and values[key] < least:
             raise ConfigError(f"{source[key]} must be at least {least:g}, got {values[key]:g}")
     if "chunk_overlap" in source or "chunk_tokens" in source:
-        tokens, overlap = values.get("chunk_tokens", 200), values.get("chunk_overlap", 32)
+        default = {f.name: f.default for f in fields(Config)}
+        tokens = values.get("chunk_tokens", default["chunk_tokens"])
+        overlap = values.get("chunk_overlap", default["chunk_overlap"])
         if overlap >= tokens:
             where = source.get("chunk_overlap") or source["chunk_tokens"]
             raise ConfigError(f"{where}: chunk_overlap ({overlap}) must be less than chunk_tokens ({tokens})")

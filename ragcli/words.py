@@ -6,8 +6,12 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 
 _WORD = re.compile(r"[a-z0-9]+")
+# Typeset PDFs give "fi", "fl", "ff" ... as one character each (U+FB00-FB06): ``text.translate``
+# with this reads them as their letters, so "classiﬁcation" is the word "classification".
+LIGATURES = {c: unicodedata.normalize("NFKC", chr(c)) for c in range(0xFB00, 0xFB07)}
 # Function words: the question's frame ("how long should the shot take"), not its subject. A
 # note that happens to say "should" is no closer to the answer.
 _STOP = frozenset(

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..types import Document, Section
+from ..words import LIGATURES
 from . import pdf_about, pdf_plumber, pdf_tables
 from .errors import ParseError
 from .pdf_limits import PdfLimits, refusal as _refusal, short as _short
@@ -45,11 +46,6 @@ from .pdf_limits import PdfLimits, refusal as _refusal, short as _short
 MAX_PAGE_WARNINGS = 5
 OUT_OF_MEMORY = "ran out of memory"
 _SPACES = re.compile(r"[ \t\u00a0]+$", re.M)
-# Typeset PDFs (LaTeX papers, some reports) print "fi", "fl", "ff" ... as one glyph, and the text
-# layer gives its one character: "classiﬁcation" is then no word keyword search or the embedding
-# model knows (MiniLM puts it at cosine 0.61 to "classification"). They are read as their letters;
-# the page's table rows are still read from the text as the page gives it.
-_LIGATURES = {0xFB00: "ff", 0xFB01: "fi", 0xFB02: "fl", 0xFB03: "ffi", 0xFB04: "ffl", 0xFB05: "st", 0xFB06: "st"}
 
 
 def parse_pdf(path: Path, data: bytes | None = None, limits: PdfLimits | None = None,
@@ -160,7 +156,9 @@ def _page_texts(reader, data: bytes, warnings: list[str], limits: PdfLimits,
         if skip:
             skipped.append(skip)
             warnings.append(skip.warning())
-        texts.append(_clean(text).translate(_LIGATURES))
+        # a ligature as its letters: "classiﬁcation" was no word keyword search or the embedding model
+        # knows (MiniLM: cosine 0.61 to "classification"); the table rows were read before, as given
+        texts.append(_clean(text).translate(LIGATURES))
         if on_page:
             on_page(n, total)
     tables.close()

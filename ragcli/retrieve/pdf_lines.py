@@ -7,8 +7,8 @@ lines are the note's own text.
 from __future__ import annotations
 
 import re
-import unicodedata
 
+from ..words import LIGATURES
 from .spelling import is_known_word
 
 _BROKEN = re.compile(r"([A-Za-z]+)-$")
@@ -27,7 +27,7 @@ def pdf_lines_joined(parts: list[str]) -> tuple[str, list[int]]:
         part = _BROKEN_INSIDE.sub(lambda m: m[1] + m[2] if is_known_word(m[1] + m[2]) else m[0], part)
         # the next line's first letters, when they may end a word: ASCII ones, as the broken word's,
         # a ligature read as its letters ("dif-" + "ﬁcult" is "difficult": BART's paper has it)
-        rest = _WORD_END.match(unicodedata.normalize("NFKC", part[:1]) + part[1:])
+        rest = _WORD_END.match(part[:1].translate(LIGATURES) + part[1:])
         broken = _BROKEN.search(text) if rest is not None else None
         if broken is not None:
             if is_known_word(broken.group(1) + rest.group(0)):
