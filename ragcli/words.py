@@ -104,6 +104,14 @@ _WHEN = re.compile(r"\b\d{1,2}:\d{2}\b|\b\d{4}-\d{2}-\d{2}\b|\b(?:1[89]|20)\d{2}
                    # a release is a time for software: "dropped in Obsidian 1.9", "since v1.4", "as of `1.9.3`"
                    r"\b(?:(?:versions?|since|as of|until|starting in)(?:\s+(?-i:[A-Z])[\w-]*)?|in\s+(?-i:[A-Z])[\w-]*)"
                    r"\s*`?v?\d+\.\d+(?:\.\d+)?\b", re.I)
+# "When" asks a time, or the circumstance that brings a thing about: "When must I never open the
+# relief valve?" is answered by "Never open the relief valve above 3 bar", "When does Obsidian update
+# my links?" by "... when you rename a file", "when do I feed the starter" by "12 hours before". A
+# time alone would quote the note's one month ("The annual service is in October") for the first.
+# "What time ..." asks a time only.
+_CONDITION = (r"\b(?:when(?:ever)?|if|after|before|until|unless|as soon as|once (?:you|the|it|a|an|your))\b|"
+              r"\b(?:above|below|over|under|beyond|exceeds?|more than|less than|at least|at most)\s+[\d.]")
+_WHEN_OR_CONDITION = re.compile(f"{_WHEN.pattern}|{_DURATION.pattern}|{_CONDITION}", re.I)
 # A price: an amount in a currency, or free. "How much is it per month" is not answered by "1 GB".
 _PRICE = re.compile(r"[$€£¥₹]\s*\d|\d\s*(?:usd|eur|gbp|dollars?|euros?|pounds?|cents?)\b|\bfree\b|"
                     r"\bno (?:extra )?(?:cost|charge)\b", re.I)
@@ -135,7 +143,8 @@ _ANSWER_TYPES = ((re.compile(r"\bhow much\b(?:\W+\w+){0,6}?\W+(?:cost|costs|pay|
                              r"\bhow much (?:time|longer)\b", re.I), _DURATION),
                  (re.compile(r"\bhow much\b", re.I), _AMOUNT),
                  (re.compile(r"\btemperature\b|\bhow (?:hot|cold|warm)\b", re.I), _TEMPERATURE),
-                 (re.compile(_ASKS_WHEN + r"|\bwhat (?:time|date|year|day)\b", re.I), _WHEN),
+                 (re.compile(_ASKS_WHEN, re.I), _WHEN_OR_CONDITION),
+                 (re.compile(r"\bwhat (?:time|date|year|day)\b", re.I), _WHEN),
                  (re.compile(r"\bwhat (?:share|percentage|percent|proportion|fraction)\b", re.I), _SHARE),
                  (_ASKS_KEYS, _KEYS))
 

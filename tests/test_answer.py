@@ -686,14 +686,16 @@ def test_a_price_is_answered_by_a_price_only(example_vault_env, monkeypatch, cap
 
 def test_a_release_answers_when():
     """"When is support for them dropped?" is answered by "dropped in Obsidian 1.9": a release
-    is a time for software. A measure with a decimal point is not one."""
+    is a time for software. A measure with a decimal point is not one. ("When" is also answered
+    by a time taken, "in 2.5 seconds", or a condition; "what year" by a time only.)"""
     from ragcli.words import holds_figure
 
     asks = "Which properties were deprecated and when is support for them dropped?"
     assert holds_figure("Support for them as default properties is dropped in Obsidian 1.9.", asks)
     assert holds_figure("As of Obsidian `1.9.3`, the Format converter can convert them.", asks)
     assert holds_figure("It works since v1.4.", asks)
-    assert not holds_figure("Use the 1.9 mm nozzle, in 2.5 seconds.", asks)
+    assert not holds_figure("Use the 1.9 mm nozzle.", asks)
+    assert not holds_figure("Use the 1.9 mm nozzle, in 2.5 seconds.", "What year was support for them dropped?")
 
 
 def test_a_question_about_a_name_no_note_holds_is_not_covered(example_vault_env, monkeypatch, capsys):

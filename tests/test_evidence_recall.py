@@ -219,3 +219,14 @@ def test_a_numbers_name_is_a_name():
     assert names_in("How do I set up 2FA on my account?") == ["2FA"]
     assert names_in("Can I roll the app out to every staff PC?") == []
     assert names_in("What were the FY 2016 results?") == []
+
+
+def test_when_asks_the_condition_as_well_as_the_time(searcher):
+    """"When" asks a time or the circumstance: read as a time only, the note's one month answered
+    "When must I never open the relief valve?" in place of "above 3 bar"."""
+    text = ("Check the gauge before every use.\n\n"
+            "Never open the relief valve above 3 bar; let the canner cool first.\n\n"
+            "The annual service is in October, at the shop on Rua Augusta.")
+    chunk = Chunk("c", "/v/Pressure canner.md", "Pressure canner", "Pressure canner > Safety", text, 3, 7)
+    assert "above 3 bar" in _best(searcher, "When must I never open the relief valve?", chunk).text
+    assert "October" in _best(searcher, "When is the annual service?", chunk).text
