@@ -15,9 +15,9 @@ LIGATURES = {c: unicodedata.normalize("NFKC", chr(c)) for c in range(0xFB00, 0xF
 # Function words: the question's frame ("how long should the shot take"), not its subject. A
 # note that happens to say "should" is no closer to the answer.
 _STOP = frozenset(
-    "a about above after an and are as at be been being by can could did do does during for from had "
+    "a about above after an and any are as at be been being by can could did do does during each for from had "
     "has have how i if in into is it its many me might much must my of off on onto or our out over shall "
-    "should since so than that the their them then through under until upon "
+    "should since so some than that the their them then through under until upon "
     "take takes taken took there these they this those to us was we were what when where which who "
     "whom whose why will with would you your yours".split())
 # "how long", "how many": the words asking for a figure, not what the figure is of; "what went
@@ -25,7 +25,9 @@ _STOP = frozenset(
 # tells in its own words ("the crust too pale")
 _ASKING = re.compile(r"\bhow (?:long|many|much|often|far)\b|"
                      r"\b(?:went|goes|go|going|doing|did|done|is|was|s|get|gets|got|getting) wrong\b|"
-                     r"\b(?:the|a|any|what) (?:problems?|issues?|trouble) (?:with|was|is)\b")
+                     r"\b(?:the|a|any|what) (?:problems?|issues?|trouble) (?:with|was|is)\b|"
+                     # "a bunch of files", "lots of notes": how many, said loosely; no note need say "bunch"
+                     r"\b(?:a (?:whole )?(?:bunch|lot|couple|handful|heap|ton|load)|lots|tons|loads|heaps) of\b")
 
 
 def query_terms(text: str) -> set[str]:

@@ -55,6 +55,28 @@ def test_asking_what_went_wrong_is_the_question_s_frame_not_a_word_to_find(examp
     assert "crust too pale" in _shown(result) and "5 minutes longer" in _shown(result)
 
 
+def test_a_loose_how_many_is_no_word_to_find(help_vault_env, monkeypatch, capsys):
+    """"a bunch of", "lots of": how many, said loosely. No note says "bunch", and the question
+    was refused for it ("No note mentions “bunch”") though its note was found."""
+    from ragcli.words import query_terms
+
+    assert query_terms("I just deleted a bunch of big files") == query_terms("I just deleted big files")
+    assert "lot" in query_terms("the parking lot")  # a lot that is a thing stays
+    result = _ask(monkeypatch, capsys, help_vault_env, "I just deleted a bunch of big files, so when will the "
+                  "storage bar in the Sync settings reflect that?")
+    assert result["covered"] and "bunch" not in result["not_mentioned"]
+    assert any(q["path"].endswith("Sync settings and selective syncing.md") for q in result["quotes"])
+
+
+def test_each_is_no_word_a_part_must_find(example_vault_env, monkeypatch, capsys):
+    """"how long should each shot take" is "how long should the shot take": read as a word the
+    answer must hold, "each" left the part under its floor, said missing beside its own answer."""
+    result = _ask(monkeypatch, capsys, example_vault_env,
+                  "How many clicks for espresso, and how long should each shot take?")
+    assert result["missing_parts"] == []
+    assert "in 25 to 30 seconds" in _shown(result)
+
+
 def test_a_part_asking_for_a_thing_no_note_names_is_said_missing(example_vault_env, monkeypatch, capsys):
     """"which brand of flour": no note says "brand" or anything near it, though the unit picked for
     the part (on flour and feeding) scores like an answer. The other part is answered."""
