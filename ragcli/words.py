@@ -69,9 +69,10 @@ def split_sentences(text: str, with_offsets: bool = False) -> list:
 
 # A question that asks for a quantity or a time: a sentence lifting that figure out of a quote
 # says something the reader would otherwise have to find, and a passage without one is not it.
-# "When" asks a time where it opens a question or a clause ("When do I feed it", "..., and when"),
+# "When" asks a time where it opens a question, a sentence or a clause ("When do I feed it", "I messed
+# up a note. When does ...", "..., and when"),
 # not in "leave out a word when searching".
-_ASKS_WHEN = r"(?:^|[,;]\s*|\b(?:and|or|but)\s+)when\b"
+_ASKS_WHEN = r"(?:^\W*|[,;]\s*|[.?!:]\s+|\b(?:and|or|but)\s+)when\b"
 _ASKS_FIGURE = re.compile(
     r"\b(?:how (?:many|much|long|often|far|big|old|large|small|fast|high|low|hot|cold)|"
     r"what (?:time|temperature|size|year|date|percentage|ratio|amount|number|speed|pressure|weight|"

@@ -230,3 +230,7 @@ def test_when_asks_the_condition_as_well_as_the_time(searcher):
     chunk = Chunk("c", "/v/Pressure canner.md", "Pressure canner", "Pressure canner > Safety", text, 3, 7)
     assert "above 3 bar" in _best(searcher, "When must I never open the relief valve?", chunk).text
     assert "October" in _best(searcher, "When is the annual service?", chunk).text
+    # "When" opening the question's second sentence asks as much as opening its first
+    shots = Chunk("s", "/v/Espresso.md", "Espresso", "Espresso", "Dialling in a new bag of beans takes about "
+                  "three shots.\n\nStop the shot at 25 to 30 seconds.", 3, 5)
+    assert "25 to 30 seconds" in _best(searcher, "I opened a new bag of beans. When do I stop the shot?", shots).text
