@@ -166,8 +166,9 @@ def answer_type(question: str) -> re.Pattern[str] | None:
 # gives one with. Reports state their reasons in a few set phrases ("primarily due to", "driven
 # by", "as a result of", "offset by"); the sentence around the figure that only restates it
 # ("engagement stayed at 71%") is no answer to "why".
-_ASKS_REASON = re.compile(r"^\W*why\b|[,;]\s*why\b|\bwhat (?:caused|causes|led to|leads to|slowed|slows|drove|"
-                          r"drives|explains?|is the reason|was the reason)\b|\bfor what reason\b|\bhow come\b", re.I)
+_ASKS_REASON = re.compile(r"^\W*why\b|[,;]\s*why\b|[.?!:]\s+why\b|"
+                          r"\bwhat (?:caused|causes|led to|leads to|slowed|slows|drove|drives|"
+                          r"explains?|is the reason|was the reason)\b|\bfor what reason\b|\bhow come\b", re.I)
 _GIVES_REASON = re.compile(r"\b(?:because|due (?:primarily |mainly |largely |partly |in part )?to(?! be\b)|driven by|"
                            r"as a (?:direct )?result of|"
                            r"result(?:s|ed)? (?:from|of|in)|owing to|attribut(?:ed|able) to|caused by|offset by|"

@@ -654,6 +654,10 @@ def test_the_reason_after_any_quote_is_read_not_only_after_the_best(example_vaul
     _use(monkeypatch, example_vault_env)
     (why,) = _quotes_of_page(OFFICE_PAGES, 89, "Why did the retirement office struggle to answer its callers in 2016?")
     assert any("because the overflow call contract ended" in q.text for q in why), [q.text for q in why]
+    # "why" opening the question's second sentence asks a reason as much
+    (why,) = _quotes_of_page(OFFICE_PAGES, 89, "I called them in 2016. Why did the retirement office struggle to "
+                             "answer its callers?")
+    assert any("because the overflow call contract ended" in q.text for q in why), [q.text for q in why]
 
 
 def test_a_pdf_hits_next_chunk_on_its_page_is_read_for_a_reason():
