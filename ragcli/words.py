@@ -80,7 +80,8 @@ _ASKS_FIGURE = re.compile(
 
 
 # "How can I see how many people visit my site?" asks for a way to see the figure, not the figure.
-_A_WAY_TO_SEE = re.compile(r"^\W*(?:how|where)\s+(?:do|can|could|would|should)\s+(?:i|we|you)\s+(?:\w+\s+){0,2}?"
+_A_WAY_TO_SEE = re.compile(r"(?:^\W*|[.?!;:]\s+)(?:how|where)\s+(?:do|can|could|would|should)\s+(?:i|we|you)\s+"
+                           r"(?:\w+\s+){0,2}?"
                            r"(?:see|check|count|find|track|measure|show)\s+(?:out\s+)?how\s+(?:many|much|long|often)\b",
                            re.I)
 

@@ -263,5 +263,6 @@ def test_a_way_to_see_a_figure_is_not_a_question_for_the_figure():
     from ragcli.words import asks_figure
 
     assert not asks_figure("How can I see how many people visit my published site?")
+    assert not asks_figure("I publish my notes. How can I see how many people visit my site?")
     assert asks_figure("How many clicks on the Comandante do I use for espresso?")
     assert asks_figure("How do I know how long to proof the dough?")
