@@ -726,6 +726,23 @@ def test_a_sentence_that_restates_its_quote_is_not_shown():
     assert adds_to_quotes(off_topic, "What pressure is the regulator set to?", quotes).reason
 
 
+def test_a_figure_lifted_out_with_a_clause_its_quote_does_not_hold_is_not_shown():
+    """The model on wh-21 (bench/questions/when.jsonl): the quote's "up to two weeks" with a clause
+    of its own, supported by 7 of its 10 content words, so the share-of-words check let it through."""
+    from ragcli.generate.adds import adds_to_quotes
+    from ragcli.generate.check import Verdict
+
+    quotes = {3: "This is because attachments are retained in version history for up to two weeks, and version "
+                 "history counts towards your storage limit."}
+    question = ("If I delete attachments to get under a smaller plan's limit, when do they actually stop counting "
+                "against my Sync storage?")
+    more = Verdict("s", "This is because attachments are retained in version history for up to two weeks and can "
+                   "be deleted if they exceed that timeframe", [3], True)
+    assert adds_to_quotes(more, question, quotes).reason == "says more than its quote"
+    lifted = Verdict("s", "Attachments stop counting after up to two weeks in version history", [3], True)
+    assert adds_to_quotes(lifted, question, quotes).ok
+
+
 def test_the_notes_quoted_again_under_the_quotes_are_not_shown():
     # SmolLM2 on "At what temperature do I bake the sourdough?" (ex-10): the quote again, cut
     # short, behind "The notes say:"; the issue's "Your notes say: “…” [1]" repeats

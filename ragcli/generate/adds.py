@@ -50,12 +50,28 @@ def adds_to_quotes(verdict: Verdict, question: str, quotes: dict[int, str]) -> V
                        [], verdict.support)
     combined = _combines(verdict.text, [quotes[n] for n in dict.fromkeys(verdict.cited) if n in quotes], question)
     on_topic = bool(query_terms(verdict.text) & query_terms(question))
+    if figure and on_topic and not direct and len(_beyond(verdict.text, cited, question)) > MAX_BEYOND:
+        # a figure lifted out is the figure with its label; a clause around it that its quote does
+        # not hold is the model's ("... for up to two weeks and can be deleted if they exceed that
+        # timeframe"), which the share of supported words let through
+        return Verdict(verdict.sentence, verdict.text, verdict.cited, False, "says more than its quote", [],
+                       verdict.support)
     if direct or figure and on_topic:
         return verdict
     if combined and on_topic:
         return verdict
     reason = "restates its quote" if on_topic else "does not answer the question"
     return Verdict(verdict.sentence, verdict.text, verdict.cited, False, reason, [], verdict.support)
+
+
+# words a figure lifted out may carry that neither its quotes nor the question hold ("about", "typically")
+MAX_BEYOND = 1
+
+
+def _beyond(text: str, quotes: Sequence[str], question: str) -> set[str]:
+    """The sentence's content words that its quotes and the question do not hold."""
+    held = set().union(*(query_terms(q) for q in quotes)) if quotes else set()
+    return query_terms(text) - FREE_WORDS - query_terms(question) - held
 
 
 def _combines(text: str, quotes: Sequence[str], question: str) -> bool:
