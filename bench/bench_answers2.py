@@ -16,6 +16,8 @@ Sets (``bench/questions``; ``--set`` picks some, default all):
                 written in session 16: 5 tune (seen while building the rule for them), 9 check;
 - when:         when.jsonl, 32 "when" questions written blind in session 24 (16 asking a time, a version or
                 an interval, 16 a condition or circumstance; `must`: the answer's key words), half tune;
+- where:        where.jsonl, 32 "where" questions written blind in session 25 (16 asking where a setting or
+                control is, 16 where a thing is kept or goes; `must`: the place's key words), half tune;
 - reports:      reports.jsonl (issue 20), 68 questions on 6 long PDF reports of pdfs-long, half
                 a figure from a table, half a reason from the text; `facts` are the key
                 figures; the reports asked about (``--report-files`` GLOB narrows them) are
@@ -81,7 +83,7 @@ CORPORA = {"obsidian-help": SHARED / "corpora" / "obsidian-help" / "en", "exampl
 QUESTIONS = ROOT / "bench" / "questions"
 SETS = {"answers": "answers.jsonl", "paraphrase": "paraphrase.jsonl", "multipart": "multipart.jsonl",
         "howto": "howto.jsonl", "unanswerable": "unanswerable_users.jsonl", "reports": "reports.jsonl",
-        "users": "users.jsonl", "keys": "keys.jsonl", "when": "when.jsonl"}
+        "users": "users.jsonl", "keys": "keys.jsonl", "when": "when.jsonl", "where": "where.jsonl"}
 
 
 def load_set(name: str) -> list[dict]:
@@ -100,7 +102,7 @@ def check_sets() -> int:
     """Every path exists and every `must` string (normalised), and every `facts` string of the
     users set, is still in its note."""
     bad = 0
-    for name in ("multipart", "howto", "keys", "when"):
+    for name in ("multipart", "howto", "keys", "when", "where"):
         for row in load_set(name):
             parts = row.get("parts") or [{"path": row["path"], "must": row["must"]}]
             for part in parts:
