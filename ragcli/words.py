@@ -36,6 +36,31 @@ def query_terms(text: str) -> set[str]:
     return {_stem(w) for w in _WORD.findall(text) if w not in _STOP and len(w) > 1}
 
 
+# English verbs whose forms no ending rule joins: a note that says "go" uses the word a question says
+# as "goes" or "went". Forms that are as often words of their own are left out ("left" the side,
+# "saw", "lead", "bound", "wound", "rose", "fell", "spring", "shot" of espresso, "lit", "lay").
+_IRREGULAR = (
+    "go goes went gone going|do does did done doing|have has had having|make made|get got gotten|give gave given|"
+    "find found|think thought|tell told|become became|show shown|feel felt|bring brought|begin began begun|"
+    "keep kept|hold held|write wrote written|stand stood|hear heard|mean meant|meet met|run ran|pay paid|"
+    "sit sat|speak spoke spoken|grow grew grown|lose lost|send sent|build built|understand understood|"
+    "draw drew drawn|break broke broken|spend spent|drive drove driven|buy bought|wear wore worn|"
+    "choose chose chosen|seek sought|throw threw thrown|catch caught|deal dealt|win won|forget forgot forgotten|"
+    "hide hid hidden|freeze froze frozen|steal stole stolen|teach taught|sell sold|fight fought|eat ate eaten|"
+    "drink drank drunk|sing sang sung|shake shook shaken|sleep slept|feed fed|blow blew blown|fly flew flown|"
+    "know knew known|see seen|say says said|come came|bend bent|bleed bled|burn burnt|dig dug|flee fled|"
+    "forgive forgave forgiven|hang hung|lend lent|ride rode ridden|shrink shrank shrunk|sink sank sunk|"
+    "slide slid|spin spun|stick stuck|strike struck|swear swore sworn|sweep swept|swing swung|tear tore torn|"
+    "undo undid undone|wake woke woken|weep wept|withdraw withdrew withdrawn|rewrite rewrote rewritten|"
+    "overwrite overwrote overwritten|mistake mistook mistaken|arise arose arisen|forbid forbade forbidden")
+_FORMS = {form: tuple(verb.split()) for verb in _IRREGULAR.split("|") for form in verb.split()}
+
+
+def forms(word: str) -> tuple[str, ...]:
+    """The word's forms that no ending rule joins to it ("goes": go, went, gone, ...); else itself."""
+    return _FORMS.get(word.lower(), (word,))
+
+
 def _stem(word: str) -> str:
     if len(word) > 5 and word.endswith(("ies", "ied")):
         return word[:-3] + "y"  # "properties", "copied": "property", "copy"

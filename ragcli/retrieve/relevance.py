@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from ..types import Hit
-from ..words import query_terms
+from ..words import forms, query_terms
 
 # Relevance gate, calibrated on the Obsidian help vault (bench/bench_ask.py --calibrate):
 # the best hit's cosine (all-MiniLM-L6-v2) and how many of the question's content words
@@ -139,7 +139,8 @@ def unheard_words(question: str, df: Callable[[list[str]], list[int]]) -> list[s
     words = [w for w in dict.fromkeys(_WORDS.findall(question)) if query_terms(w) and query_terms(w) <= asked]
     if not words:
         return []
-    return [w for w, count in zip(words, df([f'"{w}"' for w in words])) if count == 0]
+    # in any form: a note that says "go" holds the "goes" of "what goes in the puck prep"
+    return [w for w, count in zip(words, df([" OR ".join(f'"{f}"' for f in forms(w)) for w in words])) if count == 0]
 
 
 # A word no note uses may still be what a quote says in other words: "wipe the login it saved" is
