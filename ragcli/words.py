@@ -33,7 +33,12 @@ _ASKING = re.compile(r"\bhow (?:long|many|much|often|far)\b|"
 def query_terms(text: str) -> set[str]:
     """Content words of a question, crudely stemmed (plural/verb endings)."""
     text = _ASKING.sub(" ", text.lower())
-    return {_stem(w) for w in _WORD.findall(text) if w not in _STOP and len(w) > 1}
+    return {stem(w) for w in _WORD.findall(text) if w not in _STOP and len(w) > 1}
+
+
+def split_words(text: str) -> list[str]:
+    """The text's words, lower case, in order (the words ``query_terms`` reads)."""
+    return _WORD.findall(text.lower())
 
 
 # English verbs whose forms no ending rule joins: a note that says "go" uses the word a question says
@@ -61,7 +66,8 @@ def forms(word: str) -> tuple[str, ...]:
     return _FORMS.get(word.lower(), (word,))
 
 
-def _stem(word: str) -> str:
+def stem(word: str) -> str:
+    """The word less its plural or verb ending (crudely)."""
     if len(word) > 5 and word.endswith(("ies", "ied")):
         return word[:-3] + "y"  # "properties", "copied": "property", "copy"
     for suffix in ("ing", "ed", "es", "s"):

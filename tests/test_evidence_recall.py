@@ -234,3 +234,48 @@ def test_when_asks_the_condition_as_well_as_the_time(searcher):
     shots = Chunk("s", "/v/Espresso.md", "Espresso", "Espresso", "Dialling in a new bag of beans takes about "
                   "three shots.\n\nStop the shot at 25 to 30 seconds.", 3, 5)
     assert "25 to 30 seconds" in _best(searcher, "I opened a new bag of beans. When do I stop the shot?", shots).text
+
+
+def test_what_a_thing_is_is_answered_by_the_sentence_that_defines_it(searcher):
+    """"What are properties in Obsidian?" shares as many words with the CLI's "Commands related to
+    Properties" and with the steps under "Property types" as with the note's opening, which says
+    what properties are; "what is a vault?" quoted "In Vault name, enter the name of your vault"."""
+    cli = Chunk("c", "/v/Obsidian CLI.md", "Obsidian CLI", "Obsidian CLI > Properties",
+                "Commands related to Properties.", 722, 722)
+    lead = Chunk("p", "/v/Properties.md", "Properties", "Properties",
+                 "Properties allow you to organize information about a note. Properties contain structured data "
+                 "such as text, links, dates, checkboxes, and numbers.", 16, 16)
+    types = Chunk("t", "/v/Properties.md", "Properties", "Properties > Add properties to a note > Property types",
+                  "A property's type determines what kind of values it can store and how Obsidian handles them.",
+                  35, 35)
+    assert _best(searcher, "what are properties in obsidian?", cli, types, lead).text.startswith(
+        "Properties allow you to organize")
+    steps = Chunk("s", "/v/Create a vault.md", "Create a vault", "Create a vault > Create empty vault",
+                  "1. In **Vault name**, enter the name of your vault.\n2. Click **Create**.", 15, 17)
+    manage = Chunk("m", "/v/Manage vaults.md", "Manage vaults", "Manage vaults",
+                   "A **vault** is a folder on your file system which contains your notes, attachments, and the "
+                   "configuration folder with Obsidian-specific settings.", 8, 8)
+    assert "is a folder on your file system" in _best(searcher, "What's a vault?", steps, manage).text
+
+
+def test_the_thing_a_question_asks_to_be_defined():
+    from ragcli.retrieve.definitions import defined_thing, defines
+
+    assert defined_thing("what are backlinks?") == ("backlink",)
+    assert defined_thing("what's the graph view for?") == ("graph", "view")
+    assert defined_thing("What is canvas in Obsidian") == ("canva",)
+    assert defined_thing("what does pinning mean?") == defined_thing("what is pinning?")
+    # a figure, keys, the user's own thing or a pronoun: no definition asked
+    for question in ("What is the maximum file size for attachments on the Standard plan?",
+                     "What is the shortcut for undo on a Mac?", "What is my espresso recipe?",
+                     "I keep seeing frontmatter, what is that?", "How do I create a vault?"):
+        assert defined_thing(question) == (), question
+    backlink = defined_thing("what are backlinks?")
+    assert defines("A backlink for a note is a link from another note to that note.", backlink)
+    base = defined_thing("what is a base?")
+    assert defines("**Bases** is a core plugin that lets you create database-like views.", base)
+    # what a thing's compound does, what it is designed for, or is not, says nothing of what it is
+    assert not defines("Base files are stored in your vault.", base)
+    assert not defines("Obsidian Publish is designed to primarily process plain text files.",
+                       defined_thing("what is Obsidian Publish?"))
+    assert not defines("Backlinks are not shown for unresolved links.", backlink)

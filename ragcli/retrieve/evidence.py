@@ -25,6 +25,7 @@ import numpy as np
 from ..types import Chunk, Hit, Quote
 from ..words import answer_type, asks_figure, asks_reason, holds_figure, query_terms
 from .between import with_sentences_between
+from .definitions import defined_thing, defines
 from .following import with_next_figure, with_reason
 from .sections import heading_text
 from .once import dedupe_contained, inside, said_once, same_words, says_more, units_once
@@ -182,6 +183,7 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
         covered" gate reads it); the rank adds the bonus for holding the kind of figure asked,
         which picks among units but must not make a question look answered."""
         kind = answer_type(ask)
+        thing = defined_thing(ask)  # "what is a vault": the sentence saying what one is
         procedure = how if ask in (question, focus) else asks_how(ask)
         asked = query_terms(ask) | query_terms(question)
         out = []
@@ -189,7 +191,8 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
             base = (W_MEANING * float(np.dot(unit_vecs[pos], vec)) + W_WORDS * w[k]
                     + W_PLACE / math.sqrt(units[k].hit.rank or 1))
             unit = units[k]
-            bonus = W_TYPE if kind is not None and holds_figure(unit.text, ask, unit.chunk.heading) else 0.0
+            bonus = W_TYPE if kind is not None and holds_figure(unit.text, ask, unit.chunk.heading) \
+                or defines(unit.text, thing) else 0.0
             if unit.kind == "steps" and not procedure:
                 # a whole list answers "how do I" or "what do I need", not "what pressure": the item
                 # holding it does, so the list must beat its best item by more than a bonus
@@ -264,6 +267,11 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
         if typed:  # it changes which unit is shown, not whether the notes answer: the gate reads the
             # best unit's score, as it did before this rule
             chosen.append((max(typed[0][1], whole[0][1]), units[typed[0][2]]))
+    thing = defined_thing(ask) if not parts else ()
+    defining = [r for r in whole if defines(units[r[2]].text, thing)] if thing else []
+    if defining:  # "what are properties": "Properties allow you to ...", though the CLI's "Commands
+        # related to Properties" scores higher; it leads, and the gate reads the best unit's score
+        chosen.append((max(defining[0][1], whole[0][1]), units[defining[0][2]]))
     best = whole[0][0]
     limit = max_quotes + max(0, len(parts) - 1)
     per_chunk: dict[str, int] = {}
