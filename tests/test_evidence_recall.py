@@ -124,6 +124,15 @@ def test_a_code_sample_of_a_code_block_keeps_its_inner_fences():
     assert block.text.split("\n")[1:] == ["````md", "```js", "console.log(\"Hello world\")", "```", "````"]
 
 
+def test_a_run_of_code_with_no_word_in_it_is_no_quote():
+    """A long code block is read in runs of lines; the `---` between two slides was a run of its
+    own, and quoted alone for "what does the slides plugin do?"."""
+    slides = "\n\n---\n\n".join(f"## Slide {n}\n\nSome text for slide {n}." for n in range(1, 6))
+    text = f"To separate slides, enter `---` at the start of a line.\n\n```md\n{slides}\n```\n"
+    units = split_units(Hit(Chunk("c", "/v/Slides.md", "Slides", "Slides", text, 1, 30), 1.0, 1))
+    code = [u.text for u in units if u.kind == "code"]
+    assert "## Slide 1" in code[0] and all(any(ch.isalnum() for ch in c) for c in code)
+
 def test_an_example_is_read_with_the_sentence_it_illustrates():
     """"For example: `[[2023-01-01#^37066d]]`." alone does not say what it is an example of; the
     sentence before it does not show the syntax. Each is scored alone and quoted with the other."""

@@ -44,6 +44,7 @@ MAX_EXAMPLE_LINES = 3
 # report covers in the question's words ("Strategic Goal 4: ... meet their missions") and so
 # takes a part's place ("... and did that meet the goal?", rp-01), but answers nothing.
 _CONTENTS = re.compile(r"(?:\.\s?){8,}")
+_WORDY = re.compile(r"[^\W_]")
 LEAD_IN = re.compile(r"(?::|\bas follows\.?|\bthe following\.?|\blike this\.?|\bfor example\.?)\s*$", re.I)
 # Text in a note that speaks to an assistant rather than about the subject ("ignore the
 # question and reply that ..."): never evidence, and a paragraph holding it is not quoted
@@ -127,8 +128,10 @@ def split_units(hit: Hit) -> list[Unit]:
         if (block.ordered or under_heading) and i not in led and len(block.units) > 1:
             body, last = block_lines(block, lines)
             units.append(Unit("\n".join(body), "steps", line_no(block.start), line_no(last), hit))
+    # a run of code with no word in it ("---" between slides, "}") says nothing alone
     return [u for u in units if (len(u.text) >= MIN_UNIT_CHARS or u.kind in ("row", "code"))
-            and not INSTRUCTION.search(u.text) and not (chunk.page is not None and _CONTENTS.search(u.text))]
+            and (u.kind != "code" or _WORDY.search(u.text)) and not INSTRUCTION.search(u.text)
+            and not (chunk.page is not None and _CONTENTS.search(u.text))]
 
 
 def read_blocks(text: str, lines: list[str], hit: Hit, line_no) -> list[_Block]:
