@@ -163,6 +163,28 @@ def test_a_quote_whose_words_another_quote_holds_is_said_once():
     assert [u for _s, u in kept] == [sentence, storage]
 
 
+def test_a_report_row_given_again_under_another_label_is_said_once():
+    """A report prints a measure's row in its table and again under "PERFORMANCE MEASURE:" on a
+    later page: the same five results read three times. A note's Mobile steps beside its Desktop
+    steps share their numbers 1 to 3 and are another procedure."""
+    from ragcli.retrieve.once import said_once
+
+    pdf = "/v/performance_report_fy2016.pdf"
+    row = ("Percent of customers satisfied with overall retirement services — FY 2014 Results: 78%; "
+           "FY 2015 Results: 76.5%; FY 2016 Results: 72.2%; FY 2016 Target: ≥75%")
+    table = Chunk("t", pdf, "Report", "Report", row, 53, 53, page=91)
+    again = Chunk("m", pdf, "Report", "Report", "PERFORMANCE MEASURE: " + row, 82, 82, page=93)
+    other = Chunk("o", pdf, "Report", "Report", "Percent of retirement calls handled — FY 2014 Results: 76%; "
+                  "FY 2015 Results: 72%; FY 2016 Results: 66.8%; FY 2016 Target: ≥78%", 60, 60, page=91)
+    first, second, third = (split_units(Hit(c, 1.0, 1))[0] for c in (table, again, other))
+    assert [u for _s, u in said_once([(0.7, first), (0.69, second), (0.6, third)])] == [first, third]
+    steps = Chunk("s", "/v/Link notes.md", "Link notes", "Link notes > Navigate",
+                  "**Desktop**\n\n1. Click **More options**.\n2. Select **Open linked view**.\n"
+                  "3. Select **Open local graph**.\n4. Click any node.\n\n**Mobile**\n\n1. Tap **More options**.\n"
+                  "2. Select **Open local graph**.\n3. Click any node.\n", 40, 50, page=None)
+    blocks = [u for u in split_units(Hit(steps, 1.0, 1)) if u.kind in ("block", "steps")]
+    assert len(said_once([(0.7 - i / 100, u) for i, u in enumerate(blocks)])) == len(blocks)
+
 def test_code_that_differs_from_other_code_is_not_said_twice():
     """Two nginx blocks whose words are the same but for `$request_uri`: both answers stand."""
     from ragcli.retrieve.once import said_once

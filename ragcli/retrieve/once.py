@@ -62,7 +62,23 @@ def says_more(unit: Unit, shown: Sequence[Unit]) -> bool:
         text = " ".join(unit.shown.split())
         return not any(text in " ".join(u.shown.split()) for u in shown)
     said = set().union(*(_words(u.shown) for u in shown)) if shown else set()
-    return bool(_words(unit.shown) - said)
+    new = _words(unit.shown) - said
+    return bool(new) and not _relabelled(unit, shown, new)
+
+
+RELABEL_WORDS = 2  # words a row given again may add: its label ("PERFORMANCE MEASURE:")
+
+
+def _relabelled(unit: Unit, shown: Sequence[Unit], new: set[str]) -> bool:
+    """Is the unit a row of a PDF another quote of its file already gives, under another label?
+    Every figure of it (three or more, of two digits or more) stands in that quote, and it adds a
+    word or two: a report's "PERFORMANCE MEASURE: Percent of customers satisfied ... FY 2016 Results:
+    72.2% ..." beside the same row of its table, read from another page. Not a note's steps: the
+    Mobile steps "1. ... 2. ... 3." beside the Desktop ones are another procedure."""
+    figures = {f for f in _FIGURE.findall(unit.shown) if sum(c.isdigit() for c in f) >= 2}
+    if unit.chunk.page is None or len(figures) < 3 or new & figures or len(new) > RELABEL_WORDS:
+        return False
+    return any(u.chunk.path == unit.chunk.path and figures <= set(_FIGURE.findall(u.shown)) for u in shown)
 
 
 def _words(text: str) -> set[str]:
