@@ -209,6 +209,23 @@ _GIVES_REASON = re.compile(r"\b(?:because|due (?:primarily |mainly |largely |par
                            r"in (?:order|an effort) to|so that|thanks to)\b", re.I)
 
 
+# A question that asks what there is to choose from ("what are the ways to sync my notes?", "what
+# callout types are there?", "which formats are supported?"): a list or a table answers it whole,
+# not the one item that shares most of its words.
+_ASKS_LIST = re.compile(
+    r"\bwhat (?:\w+ )?(?:kinds|types|sorts|ways|options|methods|choices|formats|modes|views)\b"
+    r"(?! of \w+ (?:is|does)\b)|"
+    r"\b(?:what|which) (?:\w+ ){1,3}(?:are there|exist|are (?:supported|available)|(?:does|can) (?:it|obsidian|\w+) "
+    r"(?:support|open|read|import|use))\b|"
+    r"\bwhat are (?:the|my|all the) (?:different |available |supported )?\w+\b(?= (?:to|for|of|that|i can)\b)|"
+    r"\b(?:list|name) (?:the|all)\b|\bwhat are the different\b", re.I)
+
+
+def asks_list(question: str) -> bool:
+    """Does the question ask what there is of a kind (the ways, the types, the formats)?"""
+    return bool(_ASKS_LIST.search(question)) and answer_type(question) is None
+
+
 def asks_reason(question: str) -> bool:
     """Does the question ask why something is so (a cause, a reason)?"""
     return bool(_ASKS_REASON.search(question))

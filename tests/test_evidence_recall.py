@@ -310,3 +310,21 @@ def test_the_thing_a_question_asks_to_be_defined():
     assert not defines("Obsidian Publish is designed to primarily process plain text files.",
                        defined_thing("what is Obsidian Publish?"))
     assert not defines("Backlinks are not shown for unresolved links.", backlink)
+
+
+def test_a_question_for_the_kinds_there_are_is_answered_by_the_list_of_them(searcher):
+    """"What are the ways to sync my notes?" shares most words with the list's first item ("First-party
+    sync: Obsidian Sync") and the sentence above it; the list under its lead-in names every way."""
+    text = ("With Obsidian your data is simply stored as files in a folder called a vault. This means there are "
+            "many ways to sync your data.\n\nThese are a few commonly used sync methods reported by members of "
+            "the community:\n\n1. **First-party sync**: Obsidian Sync\n2. **Third-party cloud sync**: iCloud, "
+            "OneDrive, and Google Drive\n3. **Local sync**: Syncthing\n4. **Version control**: Git and Working Copy\n")
+    chunk = Chunk("c", "/v/Sync your notes across devices.md", "Sync your notes across devices",
+                  "Sync your notes across devices > Syncing methods", text, 20, 27)
+    best = _best(searcher, "What are the ways to sync my notes?", chunk)
+    assert "Local sync" in best.text and "Version control" in best.text
+    # a figure asked of a kind is still a figure, and no list is asked for
+    from ragcli.words import asks_list
+
+    assert asks_list("which import formats are supported?") and asks_list("what callout types are there?")
+    assert not asks_list("what type of file is a canvas?") and not asks_list("How do I sync my vault?")

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..types import Chunk, Hit, Quote
-from ..words import answer_type, asks_figure, asks_reason, holds_figure, query_terms
+from ..words import answer_type, asks_figure, asks_list, asks_reason, holds_figure, query_terms
 from .between import with_sentences_between
 from .definitions import defined_thing, defines
 from .following import with_next_figure, with_reason
@@ -69,6 +69,14 @@ _HOW = re.compile(r"\bhow (?:do|can|should|would|could) (?:i|you|we|one)\b|\bhow
                   r"\bwhat (?:are|were) the steps\b|\bwhat do (?:i|we) need\b|"
                   r"\bwhat(?:'s| is) the (?:best|fastest|easiest|quickest|simplest|right) way to\b|"
                   r"\bis there (?:a|an|any) (?:way|option|setting) to\b", re.I)
+
+
+_LIST_LINE = re.compile(r"^\s*(?:[-*+]|\d+[.)]|\|)\s", re.M)
+
+
+def _is_list(unit: Unit) -> bool:
+    """Is the unit a list or a table whole (numbered steps, or a lead-in with the block it opens)?"""
+    return unit.kind == "steps" or unit.kind == "block" and len(_LIST_LINE.findall(unit.text)) > 1
 
 
 def asks_how(question: str) -> bool:
@@ -184,6 +192,7 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
         which picks among units but must not make a question look answered."""
         kind = answer_type(ask)
         thing = defined_thing(ask)  # "what is a vault": the sentence saying what one is
+        listing = asks_list(ask)
         procedure = how if ask in (question, focus) else asks_how(ask)
         asked = query_terms(ask) | query_terms(question)
         out = []
@@ -193,7 +202,9 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
             unit = units[k]
             bonus = W_TYPE if kind is not None and holds_figure(unit.text, ask, unit.chunk.heading) \
                 or defines(unit.text, thing) else 0.0
-            if unit.kind == "steps" and not procedure:
+            if listing and _is_list(unit):  # "what callout types are there": the list of them
+                bonus += W_TYPE
+            elif unit.kind == "steps" and not procedure:
                 # a whole list answers "how do I" or "what do I need", not "what pressure": the item
                 # holding it does, so the list must beat its best item by more than a bonus
                 bonus = -W_PROCEDURE
@@ -273,6 +284,7 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
         # related to Properties" scores higher; it leads, and the gate reads the best unit's score
         chosen.append((max(defining[0][1], whole[0][1]), units[defining[0][2]]))
     best = whole[0][0]
+    listed, top = not parts and asks_list(ask), max(b for _r, b, _k in whole)
     limit = max_quotes + max(0, len(parts) - 1)
     per_chunk: dict[str, int] = {}
     for _score, unit in chosen:
@@ -297,7 +309,9 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
         if unit.kind == "steps" and not asks_how(question) and any(inside(u, unit) for _s, u in chosen):
             continue  # the item already quoted is the answer; its whole list would only add words
         per_chunk[unit.chunk.id] = per_chunk.get(unit.chunk.id, 0) + 1
-        chosen.append((base, unit))
+        # a list shown for "what kinds are there" in place of its best item: the gate reads the
+        # best unit's score, as it did before the list's bonus
+        chosen.append((max(base, top) if listed and _is_list(unit) else base, unit))
     if not parts:
         chosen.sort(key=lambda c: -c[0])
     if asks_reason(question):
