@@ -26,7 +26,8 @@ sys.path.insert(0, str(ROOT))
 QUESTIONS = ROOT / "bench" / "questions"
 SETS = {"answers": "answers.jsonl", "paraphrase": "paraphrase.jsonl", "users": "users.jsonl",
         "unanswerable": "unanswerable_users.jsonl", "howto": "howto.jsonl", "multipart": "multipart.jsonl",
-        "when": "when.jsonl", "where": "where.jsonl", "keys": "keys.jsonl", "define": "define.jsonl", "lists": "lists.jsonl"}
+        "when": "when.jsonl", "where": "where.jsonl", "keys": "keys.jsonl", "define": "define.jsonl",
+        "lists": "lists.jsonl"}
 
 
 def cause(row: dict) -> str:
