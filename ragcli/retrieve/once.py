@@ -76,7 +76,9 @@ def _relabelled(unit: Unit, shown: Sequence[Unit], new: set[str]) -> bool:
     72.2% ..." beside the same row of its table, read from another page. Not a note's steps: the
     Mobile steps "1. ... 2. ... 3." beside the Desktop ones are another procedure."""
     figures = {f for f in _FIGURE.findall(unit.shown) if sum(c.isdigit() for c in f) >= 2}
-    if unit.chunk.page is None or len(figures) < 3 or new & figures or len(new) > RELABEL_WORDS:
+    # a new word with a digit in it is a figure or a code the others do not give ("014X5140" beside "014 5140")
+    if unit.chunk.page is None or len(figures) < 3 or any(c.isdigit() for w in new for c in w) \
+            or len(new) > RELABEL_WORDS:
         return False
     return any(u.chunk.path == unit.chunk.path and figures <= set(_FIGURE.findall(u.shown)) for u in shown)
 
