@@ -328,3 +328,17 @@ def test_a_question_for_the_kinds_there_are_is_answered_by_the_list_of_them(sear
 
     assert asks_list("which import formats are supported?") and asks_list("what callout types are there?")
     assert not asks_list("what type of file is a canvas?") and not asks_list("How do I sync my vault?")
+
+
+def test_two_items_of_one_short_list_are_quoted_as_the_list(searcher):
+    """"Which places are on our list for Lisbon?" quoted Belém and Alfama and left out Sintra, the
+    list's third line: two of its items chosen apart, the list is quoted whole in their place."""
+    text = ("- Belém: the tower and the pastéis de Belém bakery (go mid-afternoon).\n"
+            "- Alfama: walk up to the Miradouro de Santa Luzia at sunset.\n"
+            "- Day trip to Sintra by train from Rossio station, 40 minutes.\n")
+    chunk = Chunk("p", "/v/Lisbon trip.md", "Lisbon trip", "Lisbon trip > Places", text, 17, 19)
+    lead = Chunk("l", "/v/Lisbon trip.md", "Lisbon trip", "Lisbon trip", "Second week of May, with Ana.", 8, 8)
+    quotes = select_quotes("Which places are on our list for Lisbon?", [Hit(chunk, 1.0, 1), Hit(lead, 0.5, 2)],
+                           searcher.embed_passages, _idf(searcher))
+    assert any("Belém" in q.text and "Sintra" in q.text for q in quotes)
+    assert sum("Alfama" in q.text for q in quotes) == 1

@@ -30,7 +30,7 @@ from .following import with_next_figure, with_reason
 from .sections import heading_text
 from .once import dedupe_contained, inside, said_once, same_words, says_more, units_once
 from .padding import BLOCK_KINDS, STEP_SENTENCE, best_pads, without_padding
-from .steps import other_steps, steps_holding, steps_whole
+from .steps import is_list, other_steps, steps_holding, steps_whole, whole_lists
 from .units import Unit, split_units
 
 __all__ = ["Unit", "split_units", "select_quotes", "unit_context", "word_scores"]
@@ -69,14 +69,6 @@ _HOW = re.compile(r"\bhow (?:do|can|should|would|could) (?:i|you|we|one)\b|\bhow
                   r"\bwhat (?:are|were) the steps\b|\bwhat do (?:i|we) need\b|"
                   r"\bwhat(?:'s| is) the (?:best|fastest|easiest|quickest|simplest|right) way to\b|"
                   r"\bis there (?:a|an|any) (?:way|option|setting) to\b", re.I)
-
-
-_LIST_LINE = re.compile(r"^\s*(?:[-*+]|\d+[.)]|\|)\s", re.M)
-
-
-def _is_list(unit: Unit) -> bool:
-    """Is the unit a list or a table whole (numbered steps, or a lead-in with the block it opens)?"""
-    return unit.kind == "steps" or unit.kind == "block" and len(_LIST_LINE.findall(unit.text)) > 1
 
 
 def asks_how(question: str) -> bool:
@@ -202,7 +194,7 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
             unit = units[k]
             bonus = W_TYPE if kind is not None and holds_figure(unit.text, ask, unit.chunk.heading) \
                 or defines(unit.text, thing) else 0.0
-            if listing and _is_list(unit):  # "what callout types are there": the list of them
+            if listing and is_list(unit):  # "what callout types are there": the list of them
                 bonus += W_TYPE
             elif unit.kind == "steps" and not procedure:
                 # a whole list answers "how do I" or "what do I need", not "what pressure": the item
@@ -311,7 +303,7 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
         per_chunk[unit.chunk.id] = per_chunk.get(unit.chunk.id, 0) + 1
         # a list shown for "what kinds are there" in place of its best item: the gate reads the
         # best unit's score, as it did before the list's bonus
-        chosen.append((max(base, top) if listed and _is_list(unit) else base, unit))
+        chosen.append((max(base, top) if listed and is_list(unit) else base, unit))
     if not parts:
         chosen.sort(key=lambda c: -c[0])
     if asks_reason(question):
@@ -320,7 +312,7 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
         chosen = _of_the_subject(chosen, question, focus)
     chosen = without_padding(chosen, ask, how, bool(parts), for_parts, named)
     pads = best_pads(chosen, ask, how, bool(parts), for_parts, named)
-    kept = said_once(dedupe_contained(chosen))
+    kept = said_once(dedupe_contained(whole_lists(chosen, units)))
     added = dedupe_contained(with_next_figure(kept, units, overall, limit))
     # the next sentence may turn out to be shown already (inside a quoted block): then it takes no place
     kept = _in_reading_order(with_sentences_between(added if len(added) >= len(kept) else kept))

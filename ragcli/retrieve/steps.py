@@ -69,3 +69,39 @@ def steps_whole(scored: list[tuple[float, float, int]], steps_of: dict[int, int]
             rank -= bonus
         out.append((rank, base, k))
     return out
+
+
+LIST_LINE = re.compile(r"^\s*(?:[-*+]|\d+[.)]|\|)\s", re.M)
+MAX_WHOLE_LINES = 8  # a list of more items is quoted by the items chosen
+
+
+def is_list(unit: Unit) -> bool:
+    """Is the unit a list or a table whole (numbered steps, a list opening its section, or a
+    lead-in with the list it opens)?"""
+    return unit.kind == "steps" or unit.kind == "block" and len(LIST_LINE.findall(unit.text)) > 1
+
+
+def whole_lists(chosen: list[tuple[float, Unit]], units: Sequence[Unit]) -> list[tuple[float, Unit]]:
+    """Two items of one short list chosen apart: the list whole in the place of the first, at the
+    better score. "Which places are on our list for Lisbon?" quoted Belém and Alfama, not Sintra, the
+    list's third line."""
+    wholes = [w for w in units if is_list(w) and len(w.text.splitlines()) <= MAX_WHOLE_LINES + 1]
+
+    def whole_of(unit: Unit) -> Unit | None:
+        if unit.kind not in ("item", "row"):
+            return None
+        return next((w for w in wholes if _within(unit, w)), None)
+
+    of = [whole_of(u) for _s, u in chosen]
+    out: list[tuple[float, Unit]] = []
+    for (score, unit), whole in zip(chosen, of):
+        if whole is None or sum(w is whole for w in of) < 2:
+            out.append((score, unit))
+        elif all(u is not whole for _s, u in out):
+            out.append((max(s for (s, _u), w in zip(chosen, of) if w is whole), whole))
+    return out
+
+
+def _within(small: Unit, big: Unit) -> bool:
+    return (small.chunk.path, small.chunk.page) == (big.chunk.path, big.chunk.page) \
+        and big.line_start <= small.line_start <= small.line_end <= big.line_end
