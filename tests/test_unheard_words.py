@@ -284,3 +284,15 @@ def test_a_word_a_note_uses_in_another_form_is_heard(example_vault_env, monkeypa
         searcher.close()
     result = _ask(monkeypatch, capsys, example_vault_env, "What goes in my sourdough?")
     assert result["covered"] and "500 g bread flour" in _shown(result)
+
+
+def test_a_circumstance_is_never_said_missing(example_vault_env, monkeypatch, capsys):
+    """", when installing a Python package" says when the question applies and asks nothing: read as
+    a part, it printed "Your notes don't say: when installing a Python package?" under the answer.
+    A clause that asks when ("when is it worse") is still a part that can be missing."""
+    from ragcli.retrieve.parts import asks_nothing
+
+    assert asks_nothing("when installing a Python package") and not asks_nothing("when is it worse")
+    question = "What is editable mode for, when installing a Python package?"
+    result = _ask(monkeypatch, capsys, example_vault_env, question)
+    assert result["missing_parts"] == [] and "pip install -e ." in _shown(result)

@@ -35,7 +35,7 @@ from ..retrieve.tails import sections_as_read, untailed_hits
 from ..retrieve.sections import with_matching_sections, with_sections
 from ..retrieve.counts import direct_count
 from ..retrieve.figures import direct_figure, quote_the_row
-from ..retrieve.parts import question_parts
+from ..retrieve.parts import asks_nothing, question_parts
 from ..retrieve.relevance import names_in, names_not_in, relevant, unheard_words, unknown_names, without_likened
 from ..retrieve.pages import with_following, with_page_rows
 from ..retrieve.beside import with_sentence_after
@@ -167,6 +167,7 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
     missing = evidence.missing + [p for p in evidence.parts if p not in evidence.missing
                                   and (asks_what_no_note_says(p, quotes, searcher)
                                        or asks_a_quality_no_passage_says(p, hits_and_rows, searcher))]
+    missing = [p for p in missing if not asks_nothing(p)]  # "when installing a Python package"
     # A word no note uses ("read my notes out loud") makes a plain answer "may answer it"; a
     # question's parts were each judged on their own words (``missing``): no hedge on top.
     shape = {"missing_parts": missing, "parts": parts if len(parts) > 1 else [],

@@ -60,6 +60,18 @@ def _with_scope(clauses: list[str]) -> list[str]:
     return clauses[1:] if len(clauses) > 1 and _SCOPE.match(clauses[0]) else clauses
 
 
+# "..., when installing a Python package", "..., when you rename a file": when the clause before
+# applies. Read as a part it guides the quotes as any part does, but it asks nothing a note could
+# leave unsaid (a question asking when inverts: "when is it worse", "when do I").
+_CIRCUMSTANCE = re.compile(r"^(?:when|while|once|if|after|before|until)\s+(?!(?:is|are|was|were|do|does|did|can|could|"
+                           r"should|would|will|shall|may|might|must|has|have|had)\b)", re.I)
+
+
+def asks_nothing(part: str) -> bool:
+    """Is the part only the circumstance of the one before ("when installing a Python package")?"""
+    return bool(_CIRCUMSTANCE.match(part))
+
+
 def _asks_more(part: str, before: str) -> bool:
     """"..., and for how long?" asks a figure the clause before does not: a part of its own."""
     return asks_figure(part) and (not asks_figure(before) or answer_type(part) is not answer_type(before))
