@@ -6,6 +6,8 @@ two lists under two headings of one note ("Export your data from Google Keep", t
 Google Keep data into Obsidian"): the one whose heading shares fewer of the question's words
 falls under the relative floor, though the answer needs it. Code is read the same way within
 the lead-in quoted with it ("You can change it by adding text after the type identifier:").
+Any short list is read whole in the same way when two of its items are chosen (``whole_lists``),
+and a list or table whole answers "what kinds are there" (``is_list``).
 """
 
 from __future__ import annotations
