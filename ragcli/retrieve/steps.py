@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from .units import Unit
+from .units import Unit, is_list_line
 
 NUMBERED = re.compile(r"\s*\d{1,3}[.)]\s")
 # When numbered steps answer "how do I" best, the note's other numbered steps are quoted at this
@@ -73,14 +73,13 @@ def steps_whole(scored: list[tuple[float, float, int]], steps_of: dict[int, int]
     return out
 
 
-LIST_LINE = re.compile(r"^\s*(?:[-*+]|\d+[.)]|\|)\s", re.M)
 MAX_WHOLE_LINES = 8  # a list of more items is quoted by the items chosen
 
 
 def is_list(unit: Unit) -> bool:
     """Is the unit a list or a table whole (numbered steps, a list opening its section, or a
     lead-in with the list it opens)?"""
-    return unit.kind == "steps" or unit.kind == "block" and len(LIST_LINE.findall(unit.text)) > 1
+    return unit.kind == "steps" or unit.kind == "block" and sum(map(is_list_line, unit.text.splitlines())) > 1
 
 
 def whole_lists(chosen: list[tuple[float, Unit]], units: Sequence[Unit]) -> list[tuple[float, Unit]]:

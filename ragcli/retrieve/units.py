@@ -56,6 +56,11 @@ INSTRUCTION = re.compile(
     r"|\b(?:system prompt|you are (?:an? )?(?:ai|assistant|language model))\b", re.I)
 
 
+def is_list_line(line: str) -> bool:
+    """Does the line open a list item or hold a table row, as a note writes them?"""
+    return bool(_ITEM_MARK.match(line) or PIPE_ROW.match(line))
+
+
 def markdown_blocks(text: str) -> list:
     """markdown-it's block tokens of ``text`` (each with its ``map`` of lines), as units reads them."""
     return _md.parse(text)
