@@ -558,6 +558,18 @@ def test_a_part_no_note_answers_is_said_plainly(example_vault_env, monkeypatch, 
     assert "Your notes don't say: which hotel did we book?" in capsys.readouterr().out
 
 
+def test_a_part_asking_about_what_the_part_before_named_is_not_said_missing_for_its_few_words(
+        help_vault_env, monkeypatch, capsys):
+    """"can I still get it back?" read alone scored 0.20 against "To restore a file, use your
+    preferred file manager", under the part floor: it was said missing beside the quote that answers it."""
+    _use(monkeypatch, help_vault_env)
+    result = _ask(capsys, "When I delete a note, where does it end up, and can I still get it back?", "--quotes")
+    assert result["missing_parts"] == [] and "To restore a file" in _shown(result), result
+    # a part naming a thing of its own that no note holds is still said missing
+    result = _ask(capsys, "How do I install the headless client, and can it transcribe my voice memos?", "--quotes")
+    assert result["missing_parts"] == ["can it transcribe my voice memos"], result["missing_parts"]
+
+
 def test_a_part_said_missing_does_not_show_the_quote_chosen_for_it(example_vault_env, monkeypatch, capsys):
     """"Which brand of flour": the ingredients line was the part's best unit, but no note names a
     brand, so the part is said missing, and the line beside that answers nothing."""

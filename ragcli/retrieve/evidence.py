@@ -28,6 +28,7 @@ from .between import with_sentences_between
 from .definitions import defined_thing, defines
 from .following import with_next_figure, with_reason
 from .sections import heading_text
+from .parts import refers_back
 from .once import dedupe_contained, inside, said_once, same_words, says_more, units_once
 from .padding import BLOCK_KINDS, STEP_SENTENCE, best_pads, without_padding
 from .steps import is_list, other_steps, steps_holding, steps_whole, whole_lists
@@ -241,7 +242,7 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
         alone = (W_MEANING * float(np.dot(unit_vecs[order.index(k)], part_vecs[i]))
                  + W_WORDS * words[i + 1][k] + W_PLACE / math.sqrt(units[k].hit.rank or 1))
         part_scores.append(alone)
-        if not typed or alone < part_floor:
+        if not typed or alone < part_floor and not (i and refers_back(part, parts[i - 1])):
             missing.append(part)
             part_places.append(None)
             continue

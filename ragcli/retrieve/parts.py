@@ -72,6 +72,19 @@ def asks_nothing(part: str) -> bool:
     return bool(_CIRCUMSTANCE.match(part))
 
 
+# "When I delete a note, ..., can I still get it back?": a part whose subject is what the part before
+# named, saying little of its own. Read alone, its few words ("get", "back") score low against the
+# very sentence that answers it ("To restore a file ..."), so its score alone cannot say it is missing.
+_BACK = re.compile(r"\b(?:it|they|them|that|this|these|those|everything)\b", re.I)
+_OWN_WORDS = 3  # "can it transcribe my voice memos" names its own thing: its words judge it
+
+
+def refers_back(part: str, before: str) -> bool:
+    """Does the part ask about what ``before`` named, in a few words of its own, and no figure?"""
+    return bool(before) and bool(_BACK.search(part)) and not asks_figure(part) \
+        and len(query_terms(part) - query_terms(before)) <= _OWN_WORDS
+
+
 def _asks_more(part: str, before: str) -> bool:
     """"..., and for how long?" asks a figure the clause before does not: a part of its own."""
     return asks_figure(part) and (not asks_figure(before) or answer_type(part) is not answer_type(before))
