@@ -558,6 +558,13 @@ def test_a_part_no_note_answers_is_said_plainly(example_vault_env, monkeypatch, 
     assert "Your notes don't say: which hotel did we book?" in capsys.readouterr().out
 
 
+def test_what_the_asker_tells_of_themselves_is_never_said_missing(example_vault_env, monkeypatch, capsys):
+    """"I committed too early" is no question: "Your notes don't say: I committed too early?" was printed."""
+    _use(monkeypatch, example_vault_env)
+    result = _ask(capsys, "I committed too early; can I undo it and keep my changes?", "--quotes")
+    assert result["missing_parts"] == [] and "git reset --soft HEAD~1" in _shown(result), result
+
+
 def test_a_part_asking_about_what_the_part_before_named_is_not_said_missing_for_its_few_words(
         help_vault_env, monkeypatch, capsys):
     """"can I still get it back?" read alone scored 0.20 against "To restore a file, use your

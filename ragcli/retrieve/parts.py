@@ -67,9 +67,16 @@ _CIRCUMSTANCE = re.compile(r"^(?:when|while|once|if|after|before|until)\s+(?!(?:
                            r"should|would|will|shall|may|might|must|has|have|had)\b)", re.I)
 
 
+# "I committed too early; can I undo it ...?", "My business is VAT registered; how do I ...": what
+# the asker did or has, told so the question after it can be answered. No note says "I committed too
+# early", and "Your notes don't say: I committed too early?" was printed under the answer.
+_PREMISE = re.compile(r"^(?:i|i'm|i've|i'd|i'll|my|we|we're|we've|we'd|our)\s", re.I)
+
+
 def asks_nothing(part: str) -> bool:
-    """Is the part only the circumstance of the one before ("when installing a Python package")?"""
-    return bool(_CIRCUMSTANCE.match(part))
+    """Is the part only the circumstance of the one before ("when installing a Python package"),
+    or what the asker tells of themselves ("I committed too early")?"""
+    return bool(_CIRCUMSTANCE.match(part) or _PREMISE.match(part))
 
 
 # "When I delete a note, ..., can I still get it back?": a part whose subject is what the part before
