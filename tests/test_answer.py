@@ -163,11 +163,46 @@ def test_a_list_that_opens_its_section_is_quotable_whole():
     assert not [u for u in split_units(mid) if u.kind == "steps"]  # a list after prose is not led by the heading
 
 
+PROVIDERS = ("Interpreter includes several preset providers. You will also need to decide which model to use.\n\n"
+             "| Provider           | API key                    |\n"
+             "| ------------------ | -------------------------- |\n"
+             "| Anthropic          | [API key](https://a.test)  |\n"
+             "| Ollama             | n/a                        |\n"
+             "| OpenRouter         | [API key](https://o.test)  |\n")
+
+
+def test_a_table_is_quotable_whole_without_its_padding():
+    """A table no sentence leads into is one unit too, besides its rows: the columns' padding is
+    left off (900 characters of a padded table held three rows)."""
+    hit = Hit(Chunk("c", "/n.md", "N", "N > Preset providers", PROVIDERS, 70, 76), 1.0, 1)
+    units = split_units(hit)
+    whole = [u for u in units if u.kind == "table"]
+    assert [(u.text, u.line_start, u.line_end) for u in whole] == [(
+        "| Provider | API key |\n| --- | --- |\n| Anthropic | [API key](https://a.test) |\n| Ollama | n/a |\n"
+        "| OpenRouter | [API key](https://o.test) |", 72, 76)]
+    assert [u.text for u in units if u.kind == "row"][1] == "Provider: Ollama; API key: n/a"
+
+
+def test_a_table_whole_answers_what_there_is_to_choose_from_and_a_row_the_rest(example_vault_env, monkeypatch):
+    _use(monkeypatch, example_vault_env)
+    searcher = Searcher(load_config())
+    hit = Hit(Chunk("c", "/n.md", "Interpreter", "Interpreter > Preset providers", PROVIDERS, 70, 76), 1.0, 1)
+    flat_idf = lambda terms: {t: 1.0 for t in terms}  # noqa: E731
+    try:
+        listed = select_quotes("Which providers does Interpreter support?", [hit], searcher.embedder.embed, flat_idf)
+        one = select_quotes("Does Ollama need an API key for Interpreter?", [hit], searcher.embedder.embed, flat_idf)
+    finally:
+        searcher.close()
+    tables = [q.text for q in listed if q.kind == "table"]
+    assert len(tables) == 1 and all(p in tables[0] for p in ("Anthropic", "Ollama", "OpenRouter")), listed
+    assert "table" not in [q.kind for q in one] and any("Ollama" in q.text for q in one), one
+
+
 def test_rows_of_a_table_cut_from_its_header_are_still_rows():
     """A long table is chunked between rows: the rows after the cut have no header line."""
     body = "| **Next tab** | `Ctrl`+`Tab` |\n| **Previous tab** | `Ctrl`+`Shift`+`Tab` |"
     hit = Hit(Chunk("c", "/n.md", "N", "Tabs", body, 93, 94), 1.0, 1)
-    rows = [(u.kind, u.text, u.line_start) for u in split_units(hit)]
+    rows = [(u.kind, u.text, u.line_start) for u in split_units(hit) if u.kind != "table"]
     assert rows == [("row", "**Next tab** | `Ctrl`+`Tab`", 93), ("row", "**Previous tab** | `Ctrl`+`Shift`+`Tab`", 94)]
 
 

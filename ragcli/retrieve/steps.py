@@ -77,16 +77,18 @@ MAX_WHOLE_LINES = 8  # a list of more items is quoted by the items chosen
 
 
 def is_list(unit: Unit) -> bool:
-    """Is the unit a list or a table whole (numbered steps, a list opening its section, or a
-    lead-in with the list it opens)?"""
-    return unit.kind == "steps" or unit.kind == "block" and sum(map(is_list_line, unit.text.splitlines())) > 1
+    """Is the unit a list or a table whole (numbered steps, a list opening its section, a table, or
+    a lead-in with the list it opens)?"""
+    return unit.kind in ("steps", "table") \
+        or unit.kind == "block" and sum(map(is_list_line, unit.text.splitlines())) > 1
 
 
 def whole_lists(chosen: list[tuple[float, Unit]], units: Sequence[Unit]) -> list[tuple[float, Unit]]:
     """Two items of one short list chosen apart: the list whole in the place of the first, at the
     better score. "Which places are on our list for Lisbon?" quoted Belém and Alfama, not Sintra, the
     list's third line."""
-    wholes = [w for w in units if is_list(w) and len(w.text.splitlines()) <= MAX_WHOLE_LINES + 1]
+    # not a table: two rows chosen are the two asked ("undo" and "redo"), the rest other things
+    wholes = [w for w in units if is_list(w) and w.kind != "table" and len(w.text.splitlines()) <= MAX_WHOLE_LINES + 1]
 
     def whole_of(unit: Unit) -> Unit | None:
         if unit.kind not in ("item", "row"):

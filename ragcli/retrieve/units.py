@@ -37,6 +37,8 @@ _CALLOUT = re.compile(r"^\[![\w-]+\][+-]?\s*")
 _ITEM_MARK = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?")
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 PIPE_ROW = re.compile(r"^\s*\|.*\|\s*$")
+_PADDED_PIPE = re.compile(r"[ \t]*\|[ \t]*")
+_DASHES = re.compile(r"-{4,}")
 _QUOTE_MARK = re.compile(r"^\s*(?:>\s?)+")
 # A sentence that announces what follows: it ends in a colon, or says "as follows" and the like.
 MAX_EXAMPLE_LINES = 3
@@ -72,7 +74,7 @@ class Unit:
     with the block it introduces ("block": its text is the lead-in, a newline, the block)."""
 
     text: str  # as it stands in the note (callout '>' and list markers kept off)
-    kind: str  # "sentence", "line", "item", "row", "code", "block", "steps" (a numbered list whole)
+    kind: str  # "sentence", "line", "item", "row", "code", "block", "steps" (a numbered list whole), "table" (whole)
     line_start: int
     line_end: int
     hit: Hit
@@ -128,11 +130,13 @@ def split_units(hit: Hit) -> list[Unit]:
     # Numbered steps are one procedure: quotable whole (within the block bounds) besides step by step.
     # So is a list that opens its section: its heading ("Parts list", "Steps") leads into it as a
     # sentence would, and "what do I need to buy" is answered by the list, not by one of its items.
+    # So is a table ("table"): "which properties come with Obsidian" is its rows together.
     for i, block in enumerate(blocks):
         under_heading = i == 0 and block.kind == "list" and bool(chunk.heading) and block.start == 0
-        if (block.ordered or under_heading) and i not in led and len(block.units) > 1:
-            body, last = block_lines(block, lines)
-            units.append(Unit("\n".join(body), "steps", line_no(block.start), line_no(last), hit))
+        if (block.ordered or under_heading or block.kind == "table") and i not in led and len(block.units) > 1:
+            body, last = block_lines(block, lines, unpadded=True)
+            units.append(Unit("\n".join(body), "table" if block.kind == "table" else "steps",
+                              line_no(block.start), line_no(last), hit))
     # a run of code with no word in it ("---" between slides, "}") says nothing alone
     return [u for u in units if (len(u.text) >= MIN_UNIT_CHARS or u.kind in ("row", "code"))
             and (u.kind != "code" or _WORDY.search(u.text)) and not INSTRUCTION.search(u.text)
@@ -345,9 +349,10 @@ def _lead_in_unit(lead: Unit, block: _Block, lines: list[str], hit: Hit, line_no
     return Unit(text.rstrip() + "\n" + "\n".join(body), "block", first, line_no(last), hit)
 
 
-def block_lines(block: _Block, lines: list[str]) -> tuple[list[str], int]:
+def block_lines(block: _Block, lines: list[str], unpadded: bool = False) -> tuple[list[str], int]:
     """A block as the note shows it (list markers and table pipes kept, code fences left off),
-    up to MAX_BLOCK_LINES lines and MAX_BLOCK_CHARS, and the index of its last line kept."""
+    up to MAX_BLOCK_LINES lines and MAX_BLOCK_CHARS, and the index of its last line kept.
+    ``unpadded``: a table's columns without their padding (900 characters of it can be 3 rows)."""
     body, size = [], 0
     last = block.start
     fence = ""  # the open fence: a shorter one inside it is the code's own text (a code sample of a code block)
@@ -363,6 +368,8 @@ def block_lines(block: _Block, lines: list[str]) -> tuple[list[str], int]:
             continue
         if len(body) >= MAX_BLOCK_LINES or size + len(line) > MAX_BLOCK_CHARS:
             break
+        if unpadded and block.kind == "table":
+            line = _DASHES.sub("---", _PADDED_PIPE.sub(" | ", line)).strip()
         # a callout's '>' marks are no part of its text; a code sample's are (a callout typed as code)
         body.append(_QUOTE_MARK.sub("", line) if line.lstrip().startswith(">") and not fence else line)
         size += len(line) + 1
