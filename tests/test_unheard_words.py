@@ -55,6 +55,23 @@ def test_asking_what_went_wrong_is_the_question_s_frame_not_a_word_to_find(examp
     assert "crust too pale" in _shown(result) and "5 minutes longer" in _shown(result)
 
 
+def test_words_that_say_when_or_stand_for_anything_are_no_words_to_find(example_vault_env, monkeypatch, capsys):
+    """"without losing anything", "the difference between": no note need say "anything" or
+    "difference" to answer; "right away" refused a question whose answer the notes hold."""
+    from ragcli.pipeline.session import Session
+    from ragcli.retrieve.relevance import unheard_words
+
+    result = _ask(monkeypatch, capsys, example_vault_env, "What's the difference between DPR and BM25?")
+    assert result["covered"] and result["not_mentioned"] == [] and "Dense retrieval wins" in _shown(result)
+    result = _ask(monkeypatch, capsys, example_vault_env,
+                  "How do I get rid of untracked files without losing anything?")
+    assert result["covered"] and "anything" not in result["not_mentioned"] and "git clean -n" in _shown(result)
+    with Session(load_config(env=example_vault_env)) as session:
+        df = session.open_reader().keyword_df
+        assert unheard_words("How do I install my package so edits show up right away?", df) == []
+        assert unheard_words("Which hotel is near somewhere else?", df) == ["hotel"]
+
+
 def test_a_loose_how_many_is_no_word_to_find(help_vault_env, monkeypatch, capsys):
     """"a bunch of", "lots of": how many, said loosely. No note says "bunch", and the question
     was refused for it ("No note mentions “bunch”") though its note was found."""

@@ -128,6 +128,13 @@ def unknown_names(question: str, df: Callable[[list[str]], list[int]]) -> list[s
 
 
 _WORDS = re.compile(r"(?<![\w'-])[a-z]{4,}(?![\w'-])")
+# Words that say when or how ("right away", "gone for good"), stand for anything at all ("without
+# losing anything"), or frame a comparison ("the difference between"): a note that answers need not
+# use them, and "No note mentions “right”, “away”" refused "how do I install my package so edits show
+# up right away?"
+_NO_SUBJECT = re.compile(r"\b(?:right (?:away|now)|straight away|at once|for good|by (?:mistake|accident)|on purpose|"
+                         r"at all|differences? between)\b|\b(?:any|some|every|no)(?:thing|one|body|where)\b|\belse\b",
+                         re.I)
 
 
 def unheard_words(question: str, df: Callable[[list[str]], list[int]]) -> list[str]:
@@ -135,7 +142,7 @@ def unheard_words(question: str, df: Callable[[list[str]], list[int]]) -> list[s
     holds in any form: asked whether Obsidian reads notes "out loud", notes that never say
     "loud" may answer about reading, not about that. Said beside the passages, so the reader
     knows what was matched in other words, or not at all."""
-    asked = query_terms(question)  # not the frame: "long" in "how long", "much" in "how much"
+    asked = query_terms(_NO_SUBJECT.sub(" ", question))  # not the frame: "long" in "how long", "much" in "how much"
     words = [w for w in dict.fromkeys(_WORDS.findall(question)) if query_terms(w) and query_terms(w) <= asked]
     if not words:
         return []
