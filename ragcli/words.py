@@ -218,7 +218,10 @@ _ASKS_LIST = re.compile(
     r"\b(?:what|which) (?:\w+ ){1,3}(?:are there|exist|are (?:supported|available)|(?:does|can) (?:it|obsidian|\w+) "
     r"(?:support|open|read|import|use))\b|"
     r"\bwhat are (?:the|my|all the) (?:different |available |supported )?\w+\b(?= (?:to|for|of|that|i can)\b)|"
-    r"\b(?:list|name) (?:the|all)\b|\bwhat are the different\b", re.I)
+    r"\b(?:list|name) (?:the|all)\b|\bwhat are the different\b|"
+    # "what actions can an obsidian:// link trigger?", "which AI providers does Interpreter support?":
+    # things (a plural) that can or do
+    r"\b(?:what|which) (?:\w+ ){0,2}\w{3,}[^s\W']s (?:can|could|does|do|are|will|would)\b", re.I)
 
 
 def asks_list(question: str) -> bool:

@@ -612,6 +612,18 @@ def test_a_part_asking_about_what_the_part_before_named_is_not_said_missing_for_
     assert result["missing_parts"] == ["can it transcribe my voice memos"], result["missing_parts"]
 
 
+def test_things_that_can_be_chosen_are_answered_by_their_list_not_by_steps(help_vault_env, monkeypatch, capsys):
+    """"Which summaries can I show under it?" quoted the steps to add a summary and not the list
+    of them; numbered steps (sending a flash drive copy) are no backup tool to choose from."""
+    _use(monkeypatch, help_vault_env)
+    shown = _shown(_ask(capsys, "I have a number column in a base table. Which summaries can I show under it?",
+                        "--quotes"))
+    assert all(kind in shown for kind in ("Average", "Median", "Stddev")), shown
+    shown = _shown(_ask(capsys, "What backup tools do Windows, Mac and Linux have that I could use for my vault?",
+                        "--quotes"))
+    assert "Time Machine" in shown and "Insert the flash drive" not in shown, shown
+
+
 def test_a_part_said_missing_does_not_show_the_quote_chosen_for_it(example_vault_env, monkeypatch, capsys):
     """"Which brand of flour": the ingredients line was the part's best unit, but no note names a
     brand, so the part is said missing, and the line beside that answers nothing."""

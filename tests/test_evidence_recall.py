@@ -330,6 +330,16 @@ def test_a_question_for_the_kinds_there_are_is_answered_by_the_list_of_them(sear
     assert not asks_list("what type of file is a canvas?") and not asks_list("How do I sync my vault?")
 
 
+def test_things_that_can_or_do_are_asked_for_as_a_list():
+    """"What actions can a link trigger?" asks for the actions, as "what kinds" does (the
+    answers: test_answer.py's test_things_that_can_be_chosen_...)."""
+    from ragcli.words import asks_list
+
+    assert asks_list("What actions can an obsidian:// link trigger?")
+    assert asks_list("Which AI providers does Web Clipper's Interpreter support?")
+    assert not asks_list("What does the slides plugin do?") and not asks_list("Which keys does undo use?")
+
+
 def test_two_items_of_one_short_list_are_quoted_as_the_list(searcher):
     """"Which places are on our list for Lisbon?" quoted Belém and Alfama and left out Sintra, the
     list's third line: two of its items chosen apart, the list is quoted whole in their place."""

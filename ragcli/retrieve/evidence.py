@@ -31,7 +31,7 @@ from .sections import heading_text
 from .parts import refers_back
 from .once import dedupe_contained, inside, said_once, same_words, says_more, units_once
 from .padding import BLOCK_KINDS, STEP_SENTENCE, best_pads, without_padding
-from .steps import is_list, other_steps, steps_holding, steps_whole, whole_lists
+from .steps import is_list, is_procedure, other_steps, steps_holding, steps_whole, whole_lists
 from .units import Unit, split_units
 
 __all__ = ["Unit", "split_units", "select_quotes", "unit_context", "word_scores"]
@@ -70,6 +70,8 @@ _HOW = re.compile(r"\bhow (?:do|can|should|would|could) (?:i|you|we|one)\b|\bhow
                   r"\bwhat (?:are|were) the steps\b|\bwhat do (?:i|we) need\b|"
                   r"\bwhat(?:'s| is) the (?:best|fastest|easiest|quickest|simplest|right) way to\b|"
                   r"\bis there (?:a|an|any) (?:way|option|setting) to\b", re.I)
+
+_IN_ORDER = re.compile(r"\b(?:steps?|stages?|phases?|order|sequence)\b", re.I)
 
 
 def asks_how(question: str) -> bool:
@@ -188,6 +190,7 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
         kind = answer_type(ask)
         thing = defined_thing(ask)  # "what is a vault": the sentence saying what one is
         listing = asks_list(ask)
+        in_order = bool(_IN_ORDER.search(ask))  # a procedure answers "list the stages of my method"
         procedure = how if ask in (question, focus) else asks_how(ask)
         asked = query_terms(ask) | query_terms(question)
         out = []
@@ -197,7 +200,7 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
             unit = units[k]
             bonus = W_TYPE if kind is not None and holds_figure(unit.text, ask, unit.chunk.heading) \
                 or defines(unit.text, thing) else 0.0
-            if listing and is_list(unit):  # "what callout types are there": the list of them
+            if listing and is_list(unit) and (not is_procedure(unit) or in_order):  # "what callout types are there"
                 bonus += W_TYPE
             elif unit.kind == "steps" and not procedure:
                 # a whole list answers "how do I" or "what do I need", not "what pressure": the item

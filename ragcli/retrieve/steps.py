@@ -83,6 +83,12 @@ def is_list(unit: Unit) -> bool:
         or unit.kind == "block" and sum(map(is_list_line, unit.text.splitlines())) > 1
 
 
+def is_procedure(unit: Unit) -> bool:
+    """Is the unit numbered steps whole? "Which properties does Obsidian give me" is no call for
+    the steps of sending a gift."""
+    return unit.kind == "steps" and bool(NUMBERED.match(unit.text))
+
+
 def whole_lists(chosen: list[tuple[float, Unit]], units: Sequence[Unit]) -> list[tuple[float, Unit]]:
     """Two items of one short list chosen apart: the list whole in the place of the first, at the
     better score. "Which places are on our list for Lisbon?" quoted Belém and Alfama, not Sintra, the
