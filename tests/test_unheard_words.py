@@ -72,6 +72,15 @@ def test_words_that_say_when_or_stand_for_anything_are_no_words_to_find(example_
         assert unheard_words("Which hotel is near somewhere else?", df) == ["hotel"]
 
 
+def test_asking_what_follows_or_what_causes_it_is_no_part_said_missing(example_vault_env, monkeypatch, capsys):
+    """"What happens past that?" beside "above 70 °C it tastes cooked" was said missing for "happens"
+    and "past", words no note uses; "what could cause it?" for "cause", beside "drip lines fail above 3 bar"."""
+    result = _ask(monkeypatch, capsys, example_vault_env, "How hot should I steam milk, and what happens past that?")
+    assert result["missing_parts"] == [] and "above 70 °C it tastes cooked" in _shown(result), result
+    result = _ask(monkeypatch, capsys, example_vault_env, "The drip lines keep failing; what could cause it?")
+    assert result["missing_parts"] == [] and "fail above 3 bar" in _shown(result), result
+
+
 def test_a_loose_how_many_is_no_word_to_find(help_vault_env, monkeypatch, capsys):
     """"a bunch of", "lots of": how many, said loosely. No note says "bunch", and the question
     was refused for it ("No note mentions “bunch”") though its note was found."""

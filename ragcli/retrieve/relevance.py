@@ -133,8 +133,10 @@ _WORDS = re.compile(r"(?<![\w'-])[a-z]{4,}(?![\w'-])")
 # use them, and "No note mentions “right”, “away”" refused "how do I install my package so edits show
 # up right away?"
 _NO_SUBJECT = re.compile(r"\b(?:right (?:away|now)|straight away|at once|for good|by (?:mistake|accident)|on purpose|"
-                         r"at all|differences? between)\b|\b(?:any|some|every|no)(?:thing|one|body|where)\b|\belse\b",
-                         re.I)
+                         r"at all|differences? between)\b|\b(?:any|some|every|no)(?:thing|one|body|where)\b|\belse\b|"
+                         # "what happens past that?", "what could cause it?": asking for what follows, or why
+                         r"\bwhat (?:happens|happened|(?:will|would|could) happen|(?:could|would|might|can) cause)\b|"
+                         r"\b(?:past|beyond|above|below) (?:that|it|this|them)\b", re.I)
 
 
 def unheard_words(question: str, df: Callable[[list[str]], list[int]]) -> list[str]:
