@@ -20,6 +20,20 @@ _STOP = frozenset(
     "should since so some than that the their them then through under until upon "
     "take takes taken took there these they this those to us was we were what when where which who "
     "whom whose why will with would you your yours".split())
+# "What did I write about channeling?", "what do my notes say about X?": asking what the notes hold, in
+# words (write, note, say) that are no part of what is asked about. Searched as words, "note" found the
+# Notes on Karpukhin before the Espresso note's channeling, and "write" was named as a word no note uses.
+NOTES_FRAME = re.compile(
+    r"\b(?:what\s+(?:did|do|have|had)|anything\s+(?:(?:did|do|have|had)\s+)?)\s*(?:i|we)\s+(?:ever\s+)?(?:write|"
+    r"wrote|written|note|noted|jot|jotted|say|said|record|recorded|save|saved|keep|kept|put)(?:\s+down)?\s+"
+    r"(?:about|on|regarding)\b|\bwhat\s+do\s+(?:my|our)\s+notes\s+say\s+(?:about|on)\b", re.I)
+
+
+def without_notes_frame(text: str) -> str:
+    """The question without the words asking what the notes hold ("what did I write about")."""
+    return " ".join(NOTES_FRAME.sub(" ", text).split()) or text
+
+
 # "how long", "how many": the words asking for a figure, not what the figure is of; "what went
 # wrong", "what did the bake get wrong", "what was the problem with": asking for a fault, which a note
 # tells in its own words ("the crust too pale")
@@ -32,7 +46,7 @@ _ASKING = re.compile(r"\bhow (?:long|many|much|often|far)\b|"
 
 def query_terms(text: str) -> set[str]:
     """Content words of a question, crudely stemmed (plural/verb endings)."""
-    text = _ASKING.sub(" ", text.lower())
+    text = _ASKING.sub(" ", NOTES_FRAME.sub(" ", text.lower()))
     return {stem(w) for w in _WORD.findall(text) if w not in _STOP and len(w) > 1}
 
 

@@ -81,6 +81,20 @@ def test_asking_what_follows_or_what_causes_it_is_no_part_said_missing(example_v
     assert result["missing_parts"] == [] and "fail above 3 bar" in _shown(result), result
 
 
+def test_asking_what_i_wrote_about_a_thing_searches_for_the_thing(example_vault_env, monkeypatch, capsys):
+    """"What did I note about channeling?" was refused: "note" found the Notes on Karpukhin first,
+    and the Espresso note's "Channeling shows up as spritzing" is 0.03 from the question in the
+    embedding model's meaning, a word it does not know; the note holds the one word asked about."""
+    result = _ask(monkeypatch, capsys, example_vault_env, "What did I note about channeling?")
+    assert result["covered"] and "Channeling shows up as spritzing" in _shown(result), result
+    result = _ask(monkeypatch, capsys, example_vault_env, "Anything I wrote down about the tram?")
+    assert result["covered"] and result["not_mentioned"] == [] and "tram 28" in _shown(result), result
+    from ragcli.words import without_notes_frame
+
+    mine = "Is there a free way to keep what I write on my phone and laptop matching?"
+    assert without_notes_frame(mine) == mine  # what is written is the subject there, not the frame
+
+
 def test_a_loose_how_many_is_no_word_to_find(help_vault_env, monkeypatch, capsys):
     """"a bunch of", "lots of": how many, said loosely. No note says "bunch", and the question
     was refused for it ("No note mentions “bunch”") though its note was found."""

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from ..types import Hit
-from ..words import forms, query_terms
+from ..words import forms, query_terms, without_notes_frame
 
 # Relevance gate, calibrated on the Obsidian help vault (bench/bench_ask.py --calibrate):
 # the best hit's cosine (all-MiniLM-L6-v2) and how many of the question's content words
@@ -16,6 +16,23 @@ from ..words import forms, query_terms
 MIN_COSINE = 0.45  # at or above: relevant, whatever the words say
 LOW_COSINE = 0.30  # below: not relevant, whatever the words say
 MIN_TERM_COVERAGE = 0.5  # in between: relevant when half the question's words are in the hits
+
+
+# Words that say when or how ("right away", "gone for good"), stand for anything at all ("without
+# losing anything"), or frame a comparison ("the difference between"): a note that answers need not
+# use them, and "No note mentions “right”, “away”" refused "how do I install my package so edits show
+# up right away?"
+_NO_SUBJECT = re.compile(r"\b(?:right (?:away|now)|straight away|at once|for good|by (?:mistake|accident)|on purpose|"
+                         r"at all|differences? between)\b|\b(?:any|some|every|no)(?:thing|one|body|where)\b|\belse\b|"
+                         # "what happens past that?", "what could cause it?": asking for what follows, or why
+                         r"\bwhat (?:happens|happened|(?:will|would|could) happen|"
+                         r"(?:(?:could|would|might|can) )?caus(?:e|es|ed))\b|"
+                         r"\b(?:past|beyond|above|below) (?:that|it|this|them)\b", re.I)
+
+
+def _asked_terms(question: str) -> set[str]:
+    """The question's content words less those no note need use (``_NO_SUBJECT``, ``NOTES_FRAME``)."""
+    return query_terms(_NO_SUBJECT.sub(" ", without_notes_frame(question)))
 
 
 def term_coverage(question: str, hits: Sequence[Hit], top: int = 3) -> float:
@@ -30,6 +47,15 @@ def term_coverage(question: str, hits: Sequence[Hit], top: int = 3) -> float:
     return len(terms & seen) / len(terms)
 
 
+def holds_every_word(question: str, hits: Sequence[Hit], top: int = 3) -> bool:
+    """Does one of the best hits hold every content word of the question? "What did I write about
+    channeling?" is the Espresso note's "Channeling shows up as spritzing", whose cosine to the
+    question (0.03) says the embedding model does not know the word, not that the note is off."""
+    terms = _asked_terms(question)  # "what did I write about channeling?": channeling
+    return bool(terms) and any(terms <= query_terms(f"{h.chunk.title} {h.chunk.heading} {h.chunk.text}")
+                               for h in sorted(hits, key=lambda h: h.rank)[:top])
+
+
 def relevant(question: str, hits: Sequence[Hit], min_score: float = -1.0) -> bool:
     """Do the hits cover the question? ``min_score >= 0`` replaces the calibrated rule by
     a plain threshold on the best hit's cosine (or fused score when no cosine is known)."""
@@ -42,7 +68,7 @@ def relevant(question: str, hits: Sequence[Hit], min_score: float = -1.0) -> boo
     coverage = term_coverage(question, hits)
     if best is None:  # keyword-only retrieval: words are all the evidence there is
         return coverage >= MIN_TERM_COVERAGE
-    if best >= MIN_COSINE:
+    if best >= MIN_COSINE or holds_every_word(question, hits):
         return True
     return best >= LOW_COSINE and coverage >= MIN_TERM_COVERAGE
 
@@ -128,15 +154,6 @@ def unknown_names(question: str, df: Callable[[list[str]], list[int]]) -> list[s
 
 
 _WORDS = re.compile(r"(?<![\w'-])[a-z]{4,}(?![\w'-])")
-# Words that say when or how ("right away", "gone for good"), stand for anything at all ("without
-# losing anything"), or frame a comparison ("the difference between"): a note that answers need not
-# use them, and "No note mentions “right”, “away”" refused "how do I install my package so edits show
-# up right away?"
-_NO_SUBJECT = re.compile(r"\b(?:right (?:away|now)|straight away|at once|for good|by (?:mistake|accident)|on purpose|"
-                         r"at all|differences? between)\b|\b(?:any|some|every|no)(?:thing|one|body|where)\b|\belse\b|"
-                         # "what happens past that?", "what could cause it?": asking for what follows, or why
-                         r"\bwhat (?:happens|happened|(?:will|would|could) happen|(?:could|would|might|can) cause)\b|"
-                         r"\b(?:past|beyond|above|below) (?:that|it|this|them)\b", re.I)
 
 
 def unheard_words(question: str, df: Callable[[list[str]], list[int]]) -> list[str]:
@@ -144,7 +161,7 @@ def unheard_words(question: str, df: Callable[[list[str]], list[int]]) -> list[s
     holds in any form: asked whether Obsidian reads notes "out loud", notes that never say
     "loud" may answer about reading, not about that. Said beside the passages, so the reader
     knows what was matched in other words, or not at all."""
-    asked = query_terms(_NO_SUBJECT.sub(" ", question))  # not the frame: "long" in "how long", "much" in "how much"
+    asked = _asked_terms(question)  # not the frame: "long" in "how long", "much" in "how much"
     words = [w for w in dict.fromkeys(_WORDS.findall(question)) if query_terms(w) and query_terms(w) <= asked]
     if not words:
         return []

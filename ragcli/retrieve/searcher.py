@@ -36,6 +36,7 @@ from ..config import MODES, Config
 from ..errors import UsageError
 from ..store import Index
 from ..types import Hit
+from ..words import without_notes_frame
 from .acronyms import spelled_out
 from .fusion import ALPHA, FULL_KEYWORD_COVER, NOTE_WEIGHT, fts_query, fuse_convex
 from .ranking import KeywordRanker
@@ -152,7 +153,7 @@ class Searcher:
         mode = mode or self.config.mode
         if mode not in MODES:
             raise UsageError(f"unknown mode {mode!r}", hint=f"Use one of: {', '.join(MODES)}")
-        query = query.strip()
+        query = without_notes_frame(query.strip())  # "what did I write about X?" searches for X
         if not query or k <= 0:
             return []
         n = max(candidates or CANDIDATES, k)
