@@ -20,13 +20,18 @@ _STOP = frozenset(
     "should since so some than that the their them then through under until upon "
     "take takes taken took there these they this those to us was we were what when where which who "
     "whom whose why will with would you your yours".split())
-# "What did I write about channeling?", "what do my notes say about X?": asking what the notes hold, in
-# words (write, note, say) that are no part of what is asked about. Searched as words, "note" found the
-# Notes on Karpukhin before the Espresso note's channeling, and "write" was named as a word no note uses.
+# "What did I write about channeling?", "remind me what the RB-75 is", "which of my notes mention the
+# Comandante?": asking what the notes hold, in words (write, note, remind, mention) that are no part of
+# what is asked about. Searched as words, "note" found the Notes on Karpukhin before the Espresso note's
+# channeling, and "remind" and "mention" were named as words no note uses, and the question refused.
 NOTES_FRAME = re.compile(
     r"\b(?:what\s+(?:did|do|have|had)|anything\s+(?:(?:did|do|have|had)\s+)?)\s*(?:i|we)\s+(?:ever\s+)?(?:write|"
     r"wrote|written|note|noted|jot|jotted|say|said|record|recorded|save|saved|keep|kept|put)(?:\s+down)?\s+"
-    r"(?:about|on|regarding)\b|\bwhat\s+do\s+(?:my|our)\s+notes\s+say\s+(?:about|on)\b", re.I)
+    r"(?:about|on|regarding)\b|\bwhat\s+do\s+(?:my|our)\s+notes\s+say\s+(?:about|on)\b|"
+    r"\b(?:what'?s|what\s+is|anything)\s+in\s+(?:my|our)\s+notes\s+(?:about|on)\b|"
+    r"\b(?:which|what)\s+(?:of\s+)?(?:my\s+|our\s+)?notes?\s+(?:mention(?:s|ed)?|talks?\s+about|says?|covers?|"
+    r"discuss(?:es)?|refers?\s+to)\b|"
+    r"\b(?:tell|remind|show|give)\s+(?:me|us)(?:\s+(?:about|of))?\b|^\W*(?:please\s+)?(?:summari[sz]e|recap)\b", re.I)
 
 
 def without_notes_frame(text: str) -> str:

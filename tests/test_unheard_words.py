@@ -95,6 +95,22 @@ def test_asking_what_i_wrote_about_a_thing_searches_for_the_thing(example_vault_
     assert without_notes_frame(mine) == mine  # what is written is the subject there, not the frame
 
 
+def test_asking_to_be_reminded_or_which_notes_mention_a_thing_is_answered_by_the_thing(
+        example_vault_env, monkeypatch, capsys):
+    """"remind me what the RB-75 is" was refused naming "remind", "which of my notes mention the
+    Comandante?" naming "mention"; then, with those words read as the frame, for the grinder's name
+    being far (0.2) from the question in the embedding model's meaning, though the notes say it."""
+    from ragcli.words import without_notes_frame
+
+    result = _ask(monkeypatch, capsys, example_vault_env, "Remind me what the RB-75 is")
+    assert result["covered"] and result["not_mentioned"] == [] and "Rain Bird RB-75" in _shown(result), result
+    result = _ask(monkeypatch, capsys, example_vault_env, "Which of my notes mention the Comandante?")
+    assert result["covered"] and {"Grinders.md", "Pour over.md"} <= {q["path"].rsplit("/", 1)[-1]
+                                                                    for q in result["quotes"]}, result
+    for asked in ("How do I show my notes in a grid?", "Which notes are shown in the graph?"):
+        assert without_notes_frame(asked) == asked
+
+
 def test_a_loose_how_many_is_no_word_to_find(help_vault_env, monkeypatch, capsys):
     """"a bunch of", "lots of": how many, said loosely. No note says "bunch", and the question
     was refused for it ("No note mentions “bunch”") though its note was found."""

@@ -36,7 +36,8 @@ from ..retrieve.sections import with_matching_sections, with_sections
 from ..retrieve.counts import direct_count
 from ..retrieve.figures import direct_figure, quote_the_row
 from ..retrieve.parts import asks_nothing, question_parts
-from ..retrieve.relevance import names_in, names_not_in, relevant, unheard_words, unknown_names, without_likened
+from ..retrieve.relevance import (holds_every_word, names_in, names_not_in, relevant, unheard_words, unknown_names,
+                                  without_likened)
 from ..retrieve.pages import with_following, with_page_rows
 from ..retrieve.beside import with_sentence_after
 from ..retrieve.rule_before import (complete_lead_ins, with_callout_titles, with_line_above, with_row_headers,
@@ -159,7 +160,10 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
     # A thing the question names that no passage read names is not what they answer, however close
     # they come: "move my vault over to Logseq" reads the notes on moving vaults (0.55); Logseq is
     # only in the importers' list, which is not among them.
-    if unfound or not covers(best, _top_cosine(hits), asked, quotes, unknown + [w for w in unheard if w not in said]):
+    # a hit holding every word asked is close whatever its cosine: "which of my notes mention the
+    # Comandante?" is 0.2 from the Grinders note, a name the embedding model does not know
+    cosine = STRONG_HIT if holds_every_word(asked, hits) else _top_cosine(hits)
+    if unfound or not covers(best, cosine, asked, quotes, unknown + [w for w in unheard if w not in said]):
         timings["total_s"] = time.perf_counter() - started
         return Answer(question, NOT_COVERED, [], model, timings, covered=False, retrieval_query=query,
                       not_mentioned=unknown + unheard, not_found=[n for n in unfound if n not in unknown],
