@@ -26,7 +26,8 @@ _STOP = frozenset(
 # channeling, and "remind" and "mention" were named as words no note uses, and the question refused.
 NOTES_FRAME = re.compile(
     r"\b(?:what\s+(?:did|do|have|had)|anything\s+(?:(?:did|do|have|had)\s+)?)\s*(?:i|we)\s+(?:ever\s+)?(?:write|"
-    r"wrote|written|note|noted|jot|jotted|say|said|record|recorded|save|saved|keep|kept|put)(?:\s+down)?\s+"
+    r"wrote|written|note|noted|jot|jotted|say|said|record|recorded|save|saved|keep|kept|put|know|knew|learn|learned|"
+    r"learnt|read|have|got)(?:\s+down)?\s+"
     r"(?:about|on|regarding)\b|\bwhat\s+do\s+(?:my|our)\s+notes\s+say\s+(?:about|on)\b|"
     r"\b(?:what'?s|what\s+is|anything)\s+in\s+(?:my|our)\s+notes\s+(?:about|on)\b|"
     r"\b(?:which|what)\s+(?:of\s+)?(?:my\s+|our\s+)?notes?\s+(?:mention(?:s|ed)?|talks?\s+about|says?|covers?|"

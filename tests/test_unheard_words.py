@@ -107,8 +107,11 @@ def test_asking_to_be_reminded_or_which_notes_mention_a_thing_is_answered_by_the
     result = _ask(monkeypatch, capsys, example_vault_env, "Which of my notes mention the Comandante?")
     assert result["covered"] and {"Grinders.md", "Pour over.md"} <= {q["path"].rsplit("/", 1)[-1]
                                                                     for q in result["quotes"]}, result
-    for asked in ("How do I show my notes in a grid?", "Which notes are shown in the graph?"):
+    for asked in ("How do I show my notes in a grid?", "Which notes are shown in the graph?",
+                  "What do I have to do before syncing?"):
         assert without_notes_frame(asked) == asked
+    result = _ask(monkeypatch, capsys, example_vault_env, "What do I know about BM25?")  # "know" was named
+    assert result["covered"] and result["not_mentioned"] == [] and "keyword ranking function" in _shown(result)
 
 
 def test_a_loose_how_many_is_no_word_to_find(help_vault_env, monkeypatch, capsys):
