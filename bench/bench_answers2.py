@@ -22,6 +22,8 @@ Sets (``bench/questions``; ``--set`` picks some, default all):
                 object, 16 about a word or concept; `must`: the definition's key words), half tune;
 - lists:        lists.jsonl, 32 questions whose answer is a list or table (kinds, options, formats...) written
                 blind in session 26 (24 help vault, 8 examples; `must`: 2-3 of the items), half tune;
+- asks:         asks.jsonl, 32 questions asking what the notes hold ("What did I write about ...?", "Remind me
+                ...", "Which of my notes mention ...?") written blind in session 27 (8 examples, 24 help vault), half tune;
 - reports:      reports.jsonl (issue 20), 68 questions on 6 long PDF reports of pdfs-long, half
                 a figure from a table, half a reason from the text; `facts` are the key
                 figures; the reports asked about (``--report-files`` GLOB narrows them) are
@@ -88,7 +90,7 @@ QUESTIONS = ROOT / "bench" / "questions"
 SETS = {"answers": "answers.jsonl", "paraphrase": "paraphrase.jsonl", "multipart": "multipart.jsonl",
         "howto": "howto.jsonl", "unanswerable": "unanswerable_users.jsonl", "reports": "reports.jsonl",
         "users": "users.jsonl", "keys": "keys.jsonl", "when": "when.jsonl", "where": "where.jsonl",
-        "define": "define.jsonl", "lists": "lists.jsonl"}
+        "define": "define.jsonl", "lists": "lists.jsonl", "asks": "asks.jsonl"}
 
 
 def load_set(name: str) -> list[dict]:
@@ -107,7 +109,7 @@ def check_sets() -> int:
     """Every path exists and every `must` string (normalised), and every `facts` string of the
     users set, is still in its note."""
     bad = 0
-    for name in ("multipart", "howto", "keys", "when", "where", "define", "lists"):
+    for name in ("multipart", "howto", "keys", "when", "where", "define", "lists", "asks"):
         for row in load_set(name):
             parts = row.get("parts") or [{"path": row["path"], "must": row["must"]}]
             for part in parts:
