@@ -22,8 +22,9 @@ Sets (``bench/questions``; ``--set`` picks some, default all):
                 object, 16 about a word or concept; `must`: the definition's key words), half tune;
 - lists:        lists.jsonl, 32 questions whose answer is a list or table (kinds, options, formats...) written
                 blind in session 26 (24 help vault, 8 examples; `must`: 2-3 of the items), half tune;
-- asks:         asks.jsonl, 32 questions asking what the notes hold ("What did I write about ...?", "Remind me
-                ...", "Which of my notes mention ...?") written blind in session 27 (8 examples, 24 help vault), half tune;
+- asks:         asks.jsonl, 32 questions asking what the notes hold ("What did I write about ...?",
+                "Remind me ...", "Which of my notes mention ...?") written blind in session 27 (8 examples,
+                24 help vault), half tune;
 - reports:      reports.jsonl (issue 20), 68 questions on 6 long PDF reports of pdfs-long, half
                 a figure from a table, half a reason from the text; `facts` are the key
                 figures; the reports asked about (``--report-files`` GLOB narrows them) are
