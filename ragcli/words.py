@@ -52,13 +52,21 @@ _ASKING = re.compile(r"\bhow (?:long|many|much|often|far)\b|"
 
 def query_terms(text: str) -> set[str]:
     """Content words of a question, crudely stemmed (plural/verb endings)."""
-    text = _ASKING.sub(" ", NOTES_FRAME.sub(" ", text.lower()))
+    text = _ASKING.sub(" ", NOTES_FRAME.sub(" ", folded(text).lower()))
     return {stem(w) for w in _WORD.findall(text) if w not in _STOP and len(w) > 1}
 
 
 def split_words(text: str) -> list[str]:
     """The text's words, lower case, in order (the words ``query_terms`` reads)."""
-    return _WORD.findall(text.lower())
+    return _WORD.findall(folded(text).lower())
+
+
+def folded(text: str) -> str:
+    """The text with its accents off: a user types "pasteis de Belem" for the note's "pastéis de
+    Belém", which the words above read as "bel" and "m"."""
+    if text.isascii():
+        return text
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
 
 
 # English verbs whose forms no ending rule joins: a note that says "go" uses the word a question says

@@ -114,6 +114,16 @@ def test_asking_to_be_reminded_or_which_notes_mention_a_thing_is_answered_by_the
     assert result["covered"] and result["not_mentioned"] == [] and "keyword ranking function" in _shown(result)
 
 
+def test_a_name_typed_without_its_accents_is_the_name_the_note_writes(example_vault_env, monkeypatch, capsys):
+    """"pasteis de Belem" is the Lisbon note's "pastéis de Belém": refused for "The notes found never
+    mention “Belem”", the note's words read as "bel" and "m"."""
+    from ragcli.words import query_terms
+
+    assert query_terms("the pastéis de Belém bakery") == query_terms("the pasteis de Belem bakery")
+    result = _ask(monkeypatch, capsys, example_vault_env, "When should I go to the pasteis de Belem bakery?")
+    assert result["covered"] and "go mid-afternoon" in _shown(result), result
+
+
 def test_a_loose_how_many_is_no_word_to_find(help_vault_env, monkeypatch, capsys):
     """"a bunch of", "lots of": how many, said loosely. No note says "bunch", and the question
     was refused for it ("No note mentions “bunch”") though its note was found."""

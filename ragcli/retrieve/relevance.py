@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from ..types import Hit
-from ..words import forms, query_terms, without_notes_frame
+from ..words import folded, forms, query_terms, without_notes_frame
 
 # Relevance gate, calibrated on the Obsidian help vault (bench/bench_ask.py --calibrate):
 # the best hit's cosine (all-MiniLM-L6-v2) and how many of the question's content words
@@ -139,7 +139,7 @@ def _held(word: str, held: set[str]) -> bool:
 
 
 def _name_words(text: str) -> list[str]:
-    return re.findall(r"[a-z]+|\d+", text.lower())
+    return re.findall(r"[a-z]+|\d+", folded(text).lower())
 
 
 def unknown_names(question: str, df: Callable[[list[str]], list[int]]) -> list[str]:
@@ -162,7 +162,7 @@ def unheard_words(question: str, df: Callable[[list[str]], list[int]]) -> list[s
     "loud" may answer about reading, not about that. Said beside the passages, so the reader
     knows what was matched in other words, or not at all."""
     asked = _asked_terms(question)  # not the frame: "long" in "how long", "much" in "how much"
-    words = [w for w in dict.fromkeys(_WORDS.findall(question)) if query_terms(w) and query_terms(w) <= asked]
+    words = [w for w in dict.fromkeys(_WORDS.findall(folded(question))) if query_terms(w) and query_terms(w) <= asked]
     if not words:
         return []
     # in any form: a note that says "go" holds the "goes" of "what goes in the puck prep"
