@@ -995,6 +995,30 @@ def test_two_citations_without_two_quotes_is_not_a_combination():
     assert both.ok and adds_to_quotes(both, question, quotes).ok  # needs both quotes: a combination
 
 
+def test_a_sentence_one_quote_gives_and_the_model_adds_to_is_not_a_combination():
+    # SmolLM2 on "Remind me of the Windows shortcut for reopening a tab I just closed." (as-23): quote 1's
+    # sentence with a clause of its own ("choose a new tab that is not already selected by default"),
+    # citing both quotes. Its words outside quote 1 are in no quote, and quote 2 gives it none: it
+    # passed as a combination. The quotes as the checker gets them.
+    from ragcli.generate.adds import adds_to_quotes
+    from ragcli.pipeline.unsaid import evidence_text
+    from ragcli.types import Quote
+
+    opened = ("At the top of the application window, next to the last tab on the right, select **New tab** "
+              "lucide-plus.svg. Or, use a keyboard shortcut:\n- **Windows and Linux:** `Ctrl+t`\n- **macOS:** `Cmd+t`")
+    switched = ("Select a tab to switch to it. Or, use a keyboard shortcut:\n| Switch To | MacOS | Windows/Linux |\n"
+                "|---|---|---|\n| **Next tab** | `⌃`+`⇥` | `Ctrl`+`Tab` |")
+    new_tab = Quote(1, opened, "block", "/v/Tabs.md", "Tabs", "Tabs > Open a new tab", 22, 25, None, 0.5)
+    switch = Quote(2, switched, "block", "/v/Tabs.md", "Tabs", "Tabs > Switch to a different tab", 90, 96, None, 0.5)
+    quotes = {q.n: evidence_text(q) for q in (new_tab, switch)}
+    question = "Remind me of the Windows shortcut for reopening a tab I just closed."
+    said = check_sentence("At the top of the application window, next to the last tab on the right, select **New tab** "
+                          "lucide-plus.svg and choose a new tab that is not already selected by default [1][2].",
+                          quotes, question)
+    assert said.ok and said.cited == [1, 2]  # its checks pass: most of its words are quote 1's
+    assert not adds_to_quotes(said, question, quotes).ok
+
+
 def test_a_slot_left_unfilled_or_a_row_run_into_prose_is_not_shown():
     # Qwen2.5-Coder-0.5B with the model bench on main: "[n]" left in (ex-03, mp-01) and a table
     # row with the prompt's " :: " (mp-19), each passed its checks. The quotes as the checker got them.
