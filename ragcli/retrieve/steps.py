@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from .once import inside
 from .units import Unit, is_list_line
 
 NUMBERED = re.compile(r"\s*\d{1,3}[.)]\s")
@@ -99,7 +100,7 @@ def whole_lists(chosen: list[tuple[float, Unit]], units: Sequence[Unit]) -> list
     def whole_of(unit: Unit) -> Unit | None:
         if unit.kind not in ("item", "row"):
             return None
-        return next((w for w in wholes if _within(unit, w)), None)
+        return next((w for w in wholes if inside(unit, w)), None)
 
     of = [whole_of(u) for _s, u in chosen]
     out: list[tuple[float, Unit]] = []
@@ -109,8 +110,3 @@ def whole_lists(chosen: list[tuple[float, Unit]], units: Sequence[Unit]) -> list
         elif all(u is not whole for _s, u in out):
             out.append((max(s for (s, _u), w in zip(chosen, of) if w is whole), whole))
     return out
-
-
-def _within(small: Unit, big: Unit) -> bool:
-    return (small.chunk.path, small.chunk.page) == (big.chunk.path, big.chunk.page) \
-        and big.line_start <= small.line_start <= small.line_end <= big.line_end
