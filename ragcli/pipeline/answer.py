@@ -43,7 +43,7 @@ from ..retrieve.beside import with_sentence_after
 from ..retrieve.rule_before import (complete_lead_ins, with_callout_titles, with_line_above, with_row_headers,
                                     with_rule_before, with_whole_procedure)
 from ..types import Answer, Hit, Quote, Source
-from ..words import asks_figure, asks_reason, holds_figure, query_terms
+from ..words import asks_figure, asks_reason, holds_figure, query_terms, without_notes_frame
 from .session import Session
 from .unsaid import (asks_a_quality_no_passage_says, asks_what_no_note_says, evidence_text, hit_text,
                      said_in_other_words)
@@ -122,7 +122,9 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
     timings: dict[str, float | None] = {"retrieve_s": retrieve_s, "quotes_s": None,
                                         "first_token_s": None, "total_s": None}
     query = retrieval_query or question
-    asked = query if retrieval_query else question  # a chat follow-up: its standalone form
+    # a chat follow-up: its standalone form; "what did I write about X?" asks about X
+    typed = query if retrieval_query else question
+    asked = without_notes_frame(typed)
     # The hits' words and cosine alone refuse only what the evidence gate would refuse too (a best
     # hit under STRONG_HIT): between it and relevance's cosine, the question's own words, not the
     # notes', are often what is missing, and the quotes are judged (``covers``)
@@ -143,7 +145,8 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
         hits_and_rows = with_following(hits_and_rows, index.page_chunks)
     evidence = select_evidence(without_likened(asked), hits_and_rows, embed=searcher.embed_passages, idf=idf,
                                parts=parts, part_floor=PART_FLOOR,
-                               focus=question if retrieval_query and retrieval_query != question else "")
+                               focus=without_notes_frame(question) if retrieval_query and retrieval_query != question
+                               else "")
     quotes = complete_lead_ins(quote_the_row(asked, evidence.quotes, hits_and_rows, idf), sections, asked)
     quotes = with_whole_procedure(quotes, asked, sections)
     quotes = with_sentence_after(with_rule_before(quotes, sections), asked, sections)
@@ -192,7 +195,7 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
         return Answer(question, gate.finish(), [_source(q) for q in quotes], model, timings, quotes=quotes,
                       cited=[q.n for q in quotes], retrieval_query=query, checked=False,
                       dropped=[v.to_json() for v in gate.dropped], **shape)
-    prompt = fit_quotes(generator, asked, quotes, max_tokens=config.max_tokens)
+    prompt = fit_quotes(generator, typed, quotes, max_tokens=config.max_tokens)
     quotes = prompt.quotes  # those that fit the window, renumbered 1..n
     first: list[float] = []
 
