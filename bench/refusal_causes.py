@@ -50,9 +50,10 @@ def run(homes: Path, sets: list[str]) -> list[dict]:
     seen: dict = {}
     covers, select = A.covers, A.select_evidence
 
-    def recording_covers(best, cosine, question, quotes, unknown):
-        seen.update(best=round(best, 3), cosine=round(cosine, 3), unknown=list(unknown))
-        return covers(best, cosine, question, quotes, unknown)
+    def recording_covers(best, close, question, quotes, unknown):
+        seen.update(best=round(best, 3), cosine=round(A._top_cosine(seen["hits"]), 3), close=close,
+                    unknown=list(unknown))
+        return covers(best, close, question, quotes, unknown)
 
     def recording_select(question, hits, *args, **kwargs):
         seen["hits"] = hits

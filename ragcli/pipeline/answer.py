@@ -163,10 +163,7 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
     # A thing the question names that no passage read names is not what they answer, however close
     # they come: "move my vault over to Logseq" reads the notes on moving vaults (0.55); Logseq is
     # only in the importers' list, which is not among them.
-    # a hit holding every word asked is close whatever its cosine: "which of my notes mention the
-    # Comandante?" is 0.2 from the Grinders note, a name the embedding model does not know
-    cosine = STRONG_HIT if holds_every_word(asked, hits) else _top_cosine(hits)
-    if unfound or not covers(best, cosine, asked, quotes, unknown + [w for w in unheard if w not in said]):
+    if unfound or not covers(best, _close(asked, hits), asked, quotes, unknown + [w for w in unheard if w not in said]):
         timings["total_s"] = time.perf_counter() - started
         return Answer(question, NOT_COVERED, [], model, timings, covered=False, retrieval_query=query,
                       not_mentioned=unknown + unheard, not_found=[n for n in unfound if n not in unknown],
@@ -284,15 +281,22 @@ def _lead_with_figure(gate: SentenceGate, asked: str, quotes: Sequence[Quote], i
         gate.lead(figure.sentence(), _checker(asked, quotes, lifted=True))
 
 
-def covers(best: float, cosine: float, question: str, quotes: Sequence[Quote], unknown: Sequence[str]) -> bool:
+def _close(question: str, hits: Sequence[Hit]) -> bool:
+    """Is the best hit close to the question: in meaning (its cosine), or holding every word asked?
+    "which of my notes mention the Comandante?" is 0.2 from the Grinders note, a name the embedding
+    model does not know."""
+    return _top_cosine(hits) >= STRONG_HIT or holds_every_word(question, hits)
+
+
+def covers(best: float, close: bool, question: str, quotes: Sequence[Quote], unknown: Sequence[str]) -> bool:
     """Do the quotes answer the question? Yes over the evidence floor. Under it, they may (and
-    are shown as "may answer it") when the best hit is close in meaning and the quote not far
+    are shown as "may answer it") when the best hit is ``close`` (``_close``) and the quote not far
     off, unless the question names something, or uses a word, that no note holds ("read my
     notes out loud": no note says "loud"), or asks for a figure or a time and no quote holds
     one: weak evidence that also lacks what was asked for is no answer."""
     if best >= EVIDENCE_FLOOR:
         return True
-    if best < TENTATIVE_FLOOR or cosine < STRONG_HIT or unknown:
+    if best < TENTATIVE_FLOOR or not close or unknown:
         return False
     return not (asks_figure(question) and not any(holds_figure(q.text, question) for q in quotes))
 
