@@ -252,7 +252,9 @@ _ASKS_LIST = re.compile(
     r"\b(?:list|name) (?:the|all)\b|\bwhat are the different\b|"
     # "what actions can an obsidian:// link trigger?", "which AI providers does Interpreter support?":
     # things (a plural) that can or do
-    r"\b(?:what|which) (?:\w+ ){0,2}\w{3,}[^s\W']s (?:can|could|does|do|are|will|would)\b", re.I)
+    r"\b(?:what|which) (?:\w+ ){0,2}\w{3,}[^s\W']s (?:can|could|does|do|are|will|would)\b|"
+    # "what do I need to buy for the irrigation?": the things needed, not a step ("to do")
+    r"\bwhat (?:do|does|will|would) (?:i|we|you|it) need\b(?! to (?:do|know)\b)", re.I)
 
 
 def asks_list(question: str) -> bool:

@@ -624,6 +624,14 @@ def test_things_that_can_be_chosen_are_answered_by_their_list_not_by_steps(help_
     assert "Time Machine" in shown and "Insert the flash drive" not in shown, shown
 
 
+def test_what_is_needed_is_answered_by_the_list_of_parts(example_vault_env, monkeypatch, capsys):
+    """"What do I need to buy for the garden irrigation?" quoted the note's opening line and its
+    open question, not its parts list: what is needed is a list of things."""
+    _use(monkeypatch, example_vault_env)
+    shown = _shown(_ask(capsys, "What do I need to buy for the garden irrigation?", "--quotes"))
+    assert all(part in shown for part in ("Rain Bird RB-75", "Pressure regulator", "Hunter X-Core")), shown
+
+
 def test_a_part_said_missing_does_not_show_the_quote_chosen_for_it(example_vault_env, monkeypatch, capsys):
     """"Which brand of flour": the ingredients line was the part's best unit, but no note names a
     brand, so the part is said missing, and the line beside that answers nothing."""

@@ -340,6 +340,15 @@ def test_things_that_can_or_do_are_asked_for_as_a_list():
     assert not asks_list("What does the slides plugin do?") and not asks_list("Which keys does undo use?")
 
 
+def test_what_is_needed_is_asked_for_as_a_list():
+    """What one needs is a list of things; what one needs to do or know is not."""
+    from ragcli.words import asks_list
+
+    assert asks_list("What do I need to buy for the garden irrigation?")
+    assert not asks_list("What do I need to do to publish a note?")
+    assert not asks_list("What do I need to know about Sync?")
+
+
 def test_two_items_of_one_short_list_are_quoted_as_the_list(searcher):
     """"Which places are on our list for Lisbon?" quoted Belém and Alfama and left out Sintra, the
     list's third line: two of its items chosen apart, the list is quoted whole in their place."""
