@@ -632,6 +632,14 @@ def test_what_is_needed_is_answered_by_the_list_of_parts(example_vault_env, monk
     assert all(part in shown for part in ("Rain Bird RB-75", "Pressure regulator", "Hunter X-Core")), shown
 
 
+def test_a_time_in_another_note_far_below_the_best_quote_does_not_answer_when(example_vault_env, monkeypatch, capsys):
+    """"When should I pin exact versions?" is answered by a condition in the Python note, which
+    states no time; the Home note's "for the morning routine" is a time, but far off the question."""
+    _use(monkeypatch, example_vault_env)
+    shown = _shown(_ask(capsys, "When should I pin exact versions of my Python dependencies?", "--quotes"))
+    assert "only in applications" in shown and "morning routine" not in shown, shown
+
+
 def test_a_part_said_missing_does_not_show_the_quote_chosen_for_it(example_vault_env, monkeypatch, capsys):
     """"Which brand of flour": the ingredients line was the part's best unit, but no note names a
     brand, so the part is said missing, and the line beside that answers nothing."""
