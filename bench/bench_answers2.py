@@ -25,6 +25,9 @@ Sets (``bench/questions``; ``--set`` picks some, default all):
 - asks:         asks.jsonl, 32 questions asking what the notes hold ("What did I write about ...?",
                 "Remind me ...", "Which of my notes mention ...?") written blind in session 27 (8 examples,
                 24 help vault), half tune;
+- yesno:        yesno.jsonl, 32 yes/no questions ("Can I ...?", "Does Obsidian ...?", "Do I have to ...?"), the
+                notes' answer yes, no or "yes, if ...", 6 of two parts, written blind in session 28 (8 examples,
+                24 help vault), half tune;
 - reports:      reports.jsonl (issue 20), 68 questions on 6 long PDF reports of pdfs-long, half
                 a figure from a table, half a reason from the text; `facts` are the key
                 figures; the reports asked about (``--report-files`` GLOB narrows them) are
@@ -91,7 +94,7 @@ QUESTIONS = ROOT / "bench" / "questions"
 SETS = {"answers": "answers.jsonl", "paraphrase": "paraphrase.jsonl", "multipart": "multipart.jsonl",
         "howto": "howto.jsonl", "unanswerable": "unanswerable_users.jsonl", "reports": "reports.jsonl",
         "users": "users.jsonl", "keys": "keys.jsonl", "when": "when.jsonl", "where": "where.jsonl",
-        "define": "define.jsonl", "lists": "lists.jsonl", "asks": "asks.jsonl"}
+        "define": "define.jsonl", "lists": "lists.jsonl", "asks": "asks.jsonl", "yesno": "yesno.jsonl"}
 
 
 def load_set(name: str) -> list[dict]:
@@ -110,7 +113,7 @@ def check_sets() -> int:
     """Every path exists and every `must` string (normalised), and every `facts` string of the
     users set, is still in its note."""
     bad = 0
-    for name in ("multipart", "howto", "keys", "when", "where", "define", "lists", "asks"):
+    for name in ("multipart", "howto", "keys", "when", "where", "define", "lists", "asks", "yesno"):
         for row in load_set(name):
             parts = row.get("parts") or [{"path": row["path"], "must": row["must"]}]
             for part in parts:

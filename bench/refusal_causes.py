@@ -27,7 +27,7 @@ QUESTIONS = ROOT / "bench" / "questions"
 SETS = {"answers": "answers.jsonl", "paraphrase": "paraphrase.jsonl", "users": "users.jsonl",
         "unanswerable": "unanswerable_users.jsonl", "howto": "howto.jsonl", "multipart": "multipart.jsonl",
         "when": "when.jsonl", "where": "where.jsonl", "keys": "keys.jsonl", "define": "define.jsonl",
-        "lists": "lists.jsonl", "asks": "asks.jsonl"}
+        "lists": "lists.jsonl", "asks": "asks.jsonl", "yesno": "yesno.jsonl"}
 
 
 def cause(row: dict) -> str:
