@@ -640,6 +640,16 @@ def test_a_time_in_another_note_far_below_the_best_quote_does_not_answer_when(ex
     assert "only in applications" in shown and "morning routine" not in shown, shown
 
 
+def test_a_question_the_note_asks_is_quoted_with_its_answer(help_vault_env, monkeypatch, capsys):
+    """The commercial license FAQ's "**Can I use the commercial license ... on both my work phone
+    and work computer?** Yes." was quoted without the sentence that says why: its answer runs on
+    after "Yes." on the next file line."""
+    _use(monkeypatch, help_vault_env)
+    shown = _shown(_ask(capsys, "Can I use one commercial license on both my work laptop and my work phone?",
+                        "--quotes"))
+    assert "not per device" in shown, shown
+
+
 def test_a_part_said_missing_does_not_show_the_quote_chosen_for_it(example_vault_env, monkeypatch, capsys):
     """"Which brand of flour": the ingredients line was the part's best unit, but no note names a
     brand, so the part is said missing, and the line beside that answers nothing."""

@@ -39,7 +39,7 @@ from ..retrieve.parts import asks_nothing, question_parts
 from ..retrieve.relevance import (holds_every_word, names_in, names_not_in, relevant, unheard_words, unknown_names,
                                   without_likened)
 from ..retrieve.pages import with_following, with_page_rows
-from ..retrieve.beside import with_sentence_after
+from ..retrieve.beside import with_answer_after, with_sentence_after
 from ..retrieve.rule_before import (complete_lead_ins, with_callout_titles, with_line_above, with_row_headers,
                                     with_rule_before, with_whole_procedure)
 from ..types import Answer, Hit, Quote, Source
@@ -149,7 +149,7 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
                                else "")
     quotes = complete_lead_ins(quote_the_row(asked, evidence.quotes, hits_and_rows, idf), sections, asked)
     quotes = with_whole_procedure(quotes, asked, sections)
-    quotes = with_sentence_after(with_rule_before(quotes, sections), asked, sections)
+    quotes = with_answer_after(with_sentence_after(with_rule_before(quotes, sections), asked, sections), sections)
     quotes = with_callout_titles(with_row_headers(with_line_above(quotes, sections), sections), sections)
     timings["quotes_s"] = time.perf_counter() - started
     best = max((q.score for q in quotes), default=0.0)

@@ -41,6 +41,24 @@ def with_sentence_after(quotes: Sequence[Quote], question: str,
 
 
 MAX_STEP_CHARS = 240
+# A quote that ends on a question the note asks ("**Can I use the commercial license ... on both
+# my work phone and work computer?** Yes."), bare or with at most a word or two of answer after it
+_ENDS_ASKING = re.compile(r"\?[*_]*(?:\s+\S+){0,2}\s*$")
+
+
+def with_answer_after(quotes: Sequence[Quote],
+                      section_chunks: Callable[[str, str], Sequence[Chunk]]) -> list[Quote]:
+    """A quote that is a question the note asks (its FAQ), with the sentence after it, where the
+    note answers: "Yes." alone says nothing of "The commercial license is charged per seat count,
+    not per device." A quote ending on a question answers only when its answer is shown."""
+    out = []
+    for q in quotes:
+        if q.kind in ("sentence", "line", "passage") and _ENDS_ASKING.search(q.text.strip()):
+            after, end = _next_sentence(q, section_chunks(q.path, q.heading))
+            if after and len(after) <= MAX_STEP_CHARS and not any(after in o.text for o in quotes):
+                q = replace(q, text=f"{q.text.rstrip()} {after}", line_end=end)
+        out.append(q)
+    return out
 
 
 def _with_step_after(quote: Quote, section_chunks, others: Sequence[str]) -> Quote:
@@ -74,12 +92,22 @@ def _next_sentence(quote: Quote, chunks: Sequence[Chunk]) -> tuple[str, int]:
         k = quote.line_end - chunk.line_start
         if not 0 <= k < len(lines):
             continue
-        tail = quote.text.strip().split("\n")[-1][-40:]
-        at = lines[k].find(tail)
-        rest = lines[k][at + len(tail):].strip() if at >= 0 else ""
+        tail = _tail_in(quote.text, lines[k])
+        rest = lines[k][lines[k].find(tail) + len(tail):].strip() if tail else ""
         if rest:
             return split_sentences(rest)[0], quote.line_end
         if k + 2 < len(lines) and not lines[k + 1].strip() and PLAIN.match(lines[k + 2]):
             return split_sentences(lines[k + 2].strip())[0], quote.line_end + 2
         return "", quote.line_end
     return "", quote.line_end
+
+
+def _tail_in(text: str, line: str) -> str:
+    """The quote's last words as its last file line has them: a quote that runs over two lines
+    is one line of text ("... work computer?** Yes." ends on "Yes.")."""
+    words = text.strip().split("\n")[-1][-40:].split(" ")
+    for j in range(len(words), 0, -1):
+        tail = " ".join(words[-j:]).strip()
+        if tail and tail in line:
+            return tail
+    return ""
