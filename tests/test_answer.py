@@ -650,6 +650,19 @@ def test_a_question_the_note_asks_is_quoted_with_its_answer(help_vault_env, monk
     assert "not per device" in shown, shown
 
 
+def test_asked_whether_the_notes_caveat_comes_with_the_answer(help_vault_env, monkeypatch, capsys):
+    """"Can I put Obsidian widgets on my iPhone's lock screen?" quoted the widgets and the steps,
+    not the note's callout that says when it cannot be done; a callout about something else the
+    hits hold (the CLI's "Requires Obsidian 1.12 installer") is no caveat of "read out loud"."""
+    _use(monkeypatch, help_vault_env)
+    shown = _shown(_ask(capsys, "Can I put Obsidian widgets on my iPhone's lock screen?", "--quotes"))
+    assert "18 and higher" in shown and "Require Face ID" in shown, shown
+    shown = _shown(_ask(capsys, "Can I open a note in a separate window of its own?", "--quotes"))
+    assert "only available on Desktop" in shown, shown
+    shown = _shown(_ask(capsys, "Can Obsidian read my notes out loud to me?", "--quotes"))
+    assert "1.12 installer" not in shown, shown
+
+
 def test_a_part_said_missing_does_not_show_the_quote_chosen_for_it(example_vault_env, monkeypatch, capsys):
     """"Which brand of flour": the ingredients line was the part's best unit, but no note names a
     brand, so the part is said missing, and the line beside that answers nothing."""

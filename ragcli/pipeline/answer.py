@@ -40,6 +40,7 @@ from ..retrieve.relevance import (holds_every_word, names_in, names_not_in, rele
                                   without_likened)
 from ..retrieve.pages import with_following, with_page_rows
 from ..retrieve.beside import with_answer_after, with_sentence_after
+from ..retrieve.caveat import with_caveat
 from ..retrieve.rule_before import (complete_lead_ins, with_callout_titles, with_line_above, with_row_headers,
                                     with_rule_before, with_whole_procedure)
 from ..types import Answer, Hit, Quote, Source
@@ -151,6 +152,7 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
     quotes = with_whole_procedure(quotes, asked, sections)
     quotes = with_answer_after(with_sentence_after(with_rule_before(quotes, sections), asked, sections), sections)
     quotes = with_callout_titles(with_row_headers(with_line_above(quotes, sections), sections), sections)
+    quotes = with_caveat(quotes, asked, sections, idf)
     timings["quotes_s"] = time.perf_counter() - started
     best = max((q.score for q in quotes), default=0.0)
     named = names_in(asked)
