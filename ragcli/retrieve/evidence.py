@@ -271,10 +271,8 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
         # (its best by how well it answers, not by the bonus for holding a figure)
         about = units[max(whole, key=lambda r: r[1])[2]].chunk.path
         in_about = [r for r in typed if units[r[2]].chunk.path == about]
-        # another note's figure leads only where it would be quoted beside the best anyway: "When
-        # should I pin exact versions?" is answered by the Python note's "only in applications",
-        # not by the Home note's "for the morning routine" (0.30 against 0.85); "When did the
-        # translucent window stop working on Windows?" by Appearance's version, beside Settings'
+        # another note's figure leads only where it would be quoted beside the best anyway: "When should
+        # I pin exact versions?" is the Python note's "only in applications", not Home's "morning"
         typed = in_about or [r for r in typed if r[0] >= whole[0][0] * RELATIVE_FLOOR]
         kind_led = bool(typed)
         if typed:  # it changes which unit is shown, not whether the notes answer: the gate reads the
