@@ -292,3 +292,17 @@ def holds_figure(text: str, question: str = "", heading: str = "") -> bool:
     if kind is not None:
         return bool(kind.search(text))
     return bool(re.search(r"\d", text) or _FIGURE_WORDS.search(text))
+
+
+# "... without signing in to my Microsoft account?": what the asker wants to do without. The note's
+# sentence that says it needs none ("so it needs no Microsoft account") answers, not the steps
+# that sign in, which share the same words.
+_WITHOUT = re.compile(r"\bwithout\s+([^,;?.!]+)", re.I)
+_NEGATES = re.compile(r"\b(?:no|not|never|without|none|neither|nor)\b|n't\b", re.I)
+
+
+def says_without(text: str, question: str) -> bool:
+    """Does the text deny what the question asks to do without ("without signing in to my
+    Microsoft account": "Does not require an account", "never connects to Microsoft")?"""
+    m = _WITHOUT.search(question)
+    return bool(m) and bool(_NEGATES.search(text)) and bool(query_terms(text) & query_terms(m.group(1)))

@@ -663,6 +663,15 @@ def test_asked_whether_the_notes_caveat_comes_with_the_answer(help_vault_env, mo
     assert "1.12 installer" not in shown, shown
 
 
+def test_asked_to_do_without_a_thing_the_way_that_needs_none_is_quoted(help_vault_env, monkeypatch, capsys):
+    """"... without signing in to my Microsoft account?" quoted the sign-in steps, which share the
+    question's words; the note's file import, which "Does not require an account", answers it."""
+    _use(monkeypatch, help_vault_env)
+    shown = _shown(_ask(capsys, "Is it possible to bring my OneNote notebooks into Obsidian without signing in to "
+                                "my Microsoft account?", "--quotes"))
+    assert "File import" in shown and "Click **Sign in**" not in shown, shown
+
+
 def test_a_part_said_missing_does_not_show_the_quote_chosen_for_it(example_vault_env, monkeypatch, capsys):
     """"Which brand of flour": the ingredients line was the part's best unit, but no note names a
     brand, so the part is said missing, and the line beside that answers nothing."""

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..types import Chunk, Hit, Quote
-from ..words import answer_type, asks_figure, asks_list, asks_reason, holds_figure, query_terms
+from ..words import answer_type, asks_figure, asks_list, asks_reason, holds_figure, query_terms, says_without
 from .between import with_sentences_between
 from .definitions import defined_thing, defines
 from .following import with_next_figure, with_reason
@@ -199,7 +199,7 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
                     + W_PLACE / math.sqrt(units[k].hit.rank or 1))
             unit = units[k]
             bonus = W_TYPE if kind is not None and holds_figure(unit.text, ask, unit.chunk.heading) \
-                or defines(unit.text, thing) else 0.0
+                or defines(unit.text, thing) or says_without(unit.text, ask) else 0.0
             if listing and is_list(unit) and (not is_procedure(unit) or in_order):  # "what callout types are there"
                 bonus += W_TYPE
             elif unit.kind == "steps" and not procedure:
