@@ -48,8 +48,7 @@ def gives_step(unit: Unit) -> bool:
         return True
     text = unit.shown.rstrip()
     # a lead-in ("Tags in YAML should always be formatted as a list:") is given its block later
-    return bool(text.endswith(":") or STEP_SENTENCE.search(text) or _IMPERATIVE.match(text.lstrip("*_> "))
-                or _TITLED_STEP.search(text))
+    return text.endswith(":") or gives_instruction(text)
 
 
 def gives_instruction(text: str) -> bool:
