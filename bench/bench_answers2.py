@@ -28,6 +28,8 @@ Sets (``bench/questions``; ``--set`` picks some, default all):
 - yesno:        yesno.jsonl, 32 yes/no questions ("Can I ...?", "Does Obsidian ...?", "Do I have to ...?"), the
                 notes' answer yes, no or "yes, if ...", 6 of two parts, written blind in session 28 (8 examples,
                 24 help vault), half tune;
+- why:          why.jsonl, 32 questions asking why (16) or what happens if (16), 5 of two parts, written blind in
+                session 28 (8 examples, 24 help vault; `must`: the reason's or consequence's key words), half tune;
 - reports:      reports.jsonl (issue 20), 68 questions on 6 long PDF reports of pdfs-long, half
                 a figure from a table, half a reason from the text; `facts` are the key
                 figures; the reports asked about (``--report-files`` GLOB narrows them) are
@@ -94,7 +96,8 @@ QUESTIONS = ROOT / "bench" / "questions"
 SETS = {"answers": "answers.jsonl", "paraphrase": "paraphrase.jsonl", "multipart": "multipart.jsonl",
         "howto": "howto.jsonl", "unanswerable": "unanswerable_users.jsonl", "reports": "reports.jsonl",
         "users": "users.jsonl", "keys": "keys.jsonl", "when": "when.jsonl", "where": "where.jsonl",
-        "define": "define.jsonl", "lists": "lists.jsonl", "asks": "asks.jsonl", "yesno": "yesno.jsonl"}
+        "define": "define.jsonl", "lists": "lists.jsonl", "asks": "asks.jsonl", "yesno": "yesno.jsonl",
+        "why": "why.jsonl"}
 
 
 def load_set(name: str) -> list[dict]:
@@ -113,7 +116,7 @@ def check_sets() -> int:
     """Every path exists and every `must` string (normalised), and every `facts` string of the
     users set, is still in its note."""
     bad = 0
-    for name in ("multipart", "howto", "keys", "when", "where", "define", "lists", "asks", "yesno"):
+    for name in ("multipart", "howto", "keys", "when", "where", "define", "lists", "asks", "yesno", "why"):
         for row in load_set(name):
             parts = row.get("parts") or [{"path": row["path"], "must": row["must"]}]
             for part in parts:

@@ -27,7 +27,8 @@ QUESTIONS = ROOT / "bench" / "questions"
 SETS = {"answers": "answers.jsonl", "paraphrase": "paraphrase.jsonl", "users": "users.jsonl",
         "unanswerable": "unanswerable_users.jsonl", "howto": "howto.jsonl", "multipart": "multipart.jsonl",
         "when": "when.jsonl", "where": "where.jsonl", "keys": "keys.jsonl", "define": "define.jsonl",
-        "lists": "lists.jsonl", "asks": "asks.jsonl", "yesno": "yesno.jsonl"}
+        "lists": "lists.jsonl", "asks": "asks.jsonl", "yesno": "yesno.jsonl",
+        "why": "why.jsonl"}
 
 
 def cause(row: dict) -> str:
