@@ -72,6 +72,16 @@ def test_words_that_say_when_or_stand_for_anything_are_no_words_to_find(example_
         assert unheard_words("Which hotel is near somewhere else?", df) == ["hotel"]
 
 
+def test_how_come_and_even_though_are_no_words_to_find(example_vault_env, monkeypatch, capsys):
+    """"How come DPR can search so quickly when a question comes in, even though it uses BERT?" was
+    refused for "come", "comes", "even", "though", words of the asking and joining that no note of
+    the example vault uses; the DPR note says why ("encoded once, offline")."""
+    result = _ask(monkeypatch, capsys, example_vault_env,
+                  "How come DPR can search so quickly when a question comes in, even though it uses BERT?")
+    assert result["covered"] and "encoded once, offline" in _shown(result), result
+    assert not {"come", "comes", "even", "though"} & set(result["not_mentioned"]), result["not_mentioned"]
+
+
 def test_asking_what_follows_or_what_causes_it_is_no_part_said_missing(example_vault_env, monkeypatch, capsys):
     """"What happens past that?" beside "above 70 °C it tastes cooked" was said missing for "happens"
     and "past", words no note uses; "what could cause it?" for "cause", beside "drip lines fail above 3 bar"."""

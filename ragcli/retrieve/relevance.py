@@ -27,7 +27,11 @@ _NO_SUBJECT = re.compile(r"\b(?:right (?:away|now)|straight away|at once|for goo
                          # "what happens past that?", "what could cause it?": asking for what follows, or why
                          r"\bwhat (?:happens|happened|(?:will|would|could) happen|"
                          r"(?:(?:could|would|might|can) )?caus(?:e|es|ed))\b|"
-                         r"\b(?:past|beyond|above|below) (?:that|it|this|them)\b", re.I)
+                         r"\b(?:past|beyond|above|below) (?:that|it|this|them)\b|"
+                         # "how come DPR is fast ... even though it uses BERT", "my espresso comes out sour":
+                         # the asking and the joining, not what is asked about
+                         r"\bhow come\b|\b(?:even )?(?:al)?though\b|\beven (?:if|when|so)\b|"
+                         r"\b(?:come|comes|came|coming) (?:in|out|up|back|through)\b", re.I)
 
 
 def _asked_terms(question: str) -> set[str]:
