@@ -237,7 +237,9 @@ _GIVES_REASON = re.compile(r"\b(?:because|due (?:primarily |mainly |largely |par
                            r"result(?:s|ed)? (?:from|of|in)|owing to|attribut(?:ed|able) to|caused by|offset by|"
                            r"to reflect|in response to|in light of|"
                            r"led to|leading to|the reason|reasons? (?:for|why|is|was)|on account of|"
-                           r"in (?:order|an effort) to|so that|thanks to)\b", re.I)
+                           r"in (?:order|an effort) to|so that|thanks to|"
+                           # a purpose is a reason: "It is a safeguard to ensure you don't end up with duplicated files"
+                           r"to (?:ensure|make sure|avoid|prevent)|safeguard)\b", re.I)
 
 
 # A question that asks what there is to choose from ("what are the ways to sync my notes?", "what

@@ -672,6 +672,14 @@ def test_asked_to_do_without_a_thing_the_way_that_needs_none_is_quoted(help_vaul
     assert "File import" in shown and "Click **Sign in**" not in shown, shown
 
 
+def test_a_purpose_is_quoted_as_the_reason_asked_for(help_vault_env, monkeypatch, capsys):
+    """Asked why alias links keep the note's name before the pipe, the note's reason is a purpose:
+    "... uses the `[[Artificial Intelligence|AI]]` link format to ensure interoperability"."""
+    _use(monkeypatch, help_vault_env)
+    shown = _shown(_ask(capsys, "Why do alias links keep the full note name before the pipe?", "--quotes"))
+    assert "to ensure interoperability" in shown, shown
+
+
 def test_a_part_said_missing_does_not_show_the_quote_chosen_for_it(example_vault_env, monkeypatch, capsys):
     """"Which brand of flour": the ingredients line was the part's best unit, but no note names a
     brand, so the part is said missing, and the line beside that answers nothing."""
