@@ -118,6 +118,23 @@ def test_a_bare_follow_up_is_answered_by_its_own_words(example_vault_env):
     assert "25 to 30 seconds" in quoted[5] and "2:45" not in quoted[5]
 
 
+def test_a_follow_up_to_what_a_thing_is_asks_of_that_thing(example_vault_env, monkeypatch):
+    # "And how do I avoid it?" after "What is channeling in espresso?" was searched as "How do I
+    # avoid Espresso?" (the title of the note cited) and quoted a new bag's three shots
+    from ragcli.pipeline.chat import Turn, standalone
+
+    for key, value in example_vault_env.items():
+        monkeypatch.setenv(key, value)
+    with Notes(watcher=False) as notes:
+        first = notes.ask("What is channeling in espresso?", quotes_only=True)
+        follow = standalone("And how do I avoid it?", Turn("What is channeling in espresso?",
+                                                          "What is channeling in espresso?", first))
+        answer = notes.ask("And how do I avoid it?", quotes_only=True, retrieval_query=follow)
+    assert follow == "How do I avoid channeling in espresso?", follow
+    shown = " ".join(q.text for q in answer.quotes)
+    assert "needle tool" in shown and "three shots" not in shown, shown
+
+
 def test_a_follow_up_to_a_how_to_question_is_answered_by_the_procedure(help_vault_env, monkeypatch):
     # "what about a custom title?" after the callout questions (searched as "How do I make Callouts a
     # custom title?"): its own words ask no "how", the question does; the example alone was quoted

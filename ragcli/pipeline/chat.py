@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 
 from ..generate import OnToken
+from ..retrieve.definitions import defined_phrase
 from ..types import Answer
 from ..words import query_terms
 
@@ -52,14 +53,18 @@ _QUESTION_HEAD = re.compile(r"^\s*(?:how|what|where|when|why|which|who|can|do|do
 
 
 def topic_of(turn: "Turn") -> str:
-    """What a turn was about: the title of the note its answer cited first, else its question
+    """What a turn was about: the title of the note its answer cited first, unless it asked what a
+    thing is and that note's title does not name it ("What is channeling in espresso?" cites the
+    Espresso note: "how do I avoid it?" asks of "channeling in espresso"); else its question
     without the question words ("How do I create a callout?" -> "create a callout")."""
+    thing = defined_phrase(turn.retrieval_query, where=True)
+    named = query_terms(defined_phrase(turn.retrieval_query))
     answer = turn.answer
     if answer.covered and answer.sources:
         first = next((s for s in answer.sources if s.n in answer.cited), answer.sources[0])
-        if first.title:
+        if first.title and named <= query_terms(first.title):
             return first.title
-    return _subject(turn)
+    return thing or _subject(turn)
 
 
 def _subject(turn: "Turn") -> str:

@@ -33,16 +33,24 @@ _DEFINING = re.compile(r"^(?:(?:for|of|in|on)\s+(?:\S+\s+){0,3}?)?(?:(?:is|are)(
 def defined_thing(question: str) -> tuple[str, ...]:
     """The stemmed words of the thing a "what is X" question asks to be defined, in order; ()
     for any other question, or one whose X is a pronoun ("what is that?") or a long phrase."""
+    return tuple(stem(w) for w in split_words(defined_phrase(question)))
+
+
+def defined_phrase(question: str, where: bool = False) -> str:
+    """The thing a "what is X" question asks to be defined, as typed ("channeling" of "What is
+    channeling in espresso?"; with ``where``, "channeling in espresso"); "" for any other question
+    (``defined_thing``)."""
     m = _WHAT_IS.search(question)
     if not m or answer_type(question) is not None:  # "what is the shortcut for undo": keys, not a definition
-        return ()
+        return ""
     thing = (m.group("x") or m.group("y") or "").strip(" \"'“”‘’`")
     for _ in range(3):
         thing = _AROUND.sub("", thing).strip(" \"'“”‘’`")
     words = split_words(thing)
     if not words or len(words) > MAX_WORDS or not query_terms(thing) or any(w in ("my", "your", "our") for w in words):
-        return ()
-    return tuple(stem(w) for w in words)
+        return ""
+    whole = re.sub(r"^(?:an?|the)\s+", "", (m.group("x") or m.group("y")).strip(" \"'“”‘’`"), flags=re.I)
+    return whole if where else thing
 
 
 def defines(text: str, thing: tuple[str, ...]) -> bool:
