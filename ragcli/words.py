@@ -115,12 +115,26 @@ _SENTENCE_END = re.compile(
     r"(?<!\b[A-Z])(?<!\be\.g)(?<!\bi\.e)(?<!\betc)(?<!\bvs)(?<!\bcf)([.!?])\s+(?=[\"'“`(\[A-Z0-9])")
 
 
+_BOLD_OPENS = re.compile(r"(?:^|(?<=\s))\*\*(?=\S)")
+
+
+def _in_bold(text: str, at: int) -> bool:
+    """Is ``at`` inside a bold span of its line: opened ("**" at a word's start) before it, and
+    closed after it on the same line? Not the footnote marks of "gross income** was at least"."""
+    start = text.rfind("\n", 0, at) + 1
+    end = text.find("\n", at)
+    before, after = text[start:at], text[at:end if end >= 0 else len(text)]
+    return before.count("**") % 2 == 1 and bool(_BOLD_OPENS.search(before)) and "**" in after
+
+
 def split_sentences(text: str, with_offsets: bool = False) -> list:
     """The sentences of a paragraph; with offsets, (sentence, start, end) in ``text``. The one
     splitter that evidence, the checks and question parts all use."""
     result, begin = [], 0
     for m in _SENTENCE_END.finditer(text):
         end = m.end(1)
+        if _in_bold(text, end):
+            continue  # "**What if ... expires? Will I lose my remote vault data?**" is one question
         if text[begin:end].strip():
             result.append((text[begin:end].strip(), begin, end))
         begin = m.end()

@@ -340,6 +340,19 @@ def test_things_that_can_or_do_are_asked_for_as_a_list():
     assert not asks_list("What does the slides plugin do?") and not asks_list("Which keys does undo use?")
 
 
+def test_a_bold_question_of_two_sentences_is_one_sentence():
+    """An FAQ's bold question ("**What if I miss a payment ...? Will I lose my remote vault
+    data?**") was cut in two, and the quote began "Will I lose my remote vault data?** No, ...",
+    its bold unclosed; footnote marks ("gross income** was") open no bold."""
+    from ragcli.words import split_sentences
+
+    faq = ("**What if I miss a payment and my subscription expires? Will I lose my remote vault data?** "
+           "No, your data is retained for 30 days. If you do not resubscribe, it is deleted.")
+    assert split_sentences(faq) == [faq[:faq.index("30 days.") + 8], "If you do not resubscribe, it is deleted."]
+    table = "Single under 65. THEN file a return if your gross income** was at least. Another one."
+    assert len(split_sentences(table)) == 3
+
+
 def test_what_is_needed_is_asked_for_as_a_list():
     """What one needs is a list of things; what one needs to do or know is not."""
     from ragcli.words import asks_list
