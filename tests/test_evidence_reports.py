@@ -311,3 +311,25 @@ def test_a_line_that_opens_with_a_ligature_after_a_broken_word_is_read():
         text, offsets = pdf_lines_joined(["the model was pre-", first])
         assert text == f"the model was pre- {first}" and offsets == [0, 19]
     assert pdf_lines_joined(["recent legisla-", "tion that"])[0] == "recent legislation that"
+
+
+def test_quotes_of_a_report_of_another_year_than_asked_are_left_out():
+    """Asked of the 2024 Publication 17, the 2017 Form 1040 instructions' filing table (the same rows,
+    other figures) was quoted beside it; a note's quote, whose heading names no year, always stays,
+    and nothing is left out when no quote is of the year asked."""
+    from ragcli.retrieve.periods import of_the_years_asked
+    from ragcli.types import Quote
+
+    def quote(n, title, about, text, path="/r/a.pdf"):
+        return Quote(n, text, "sentence", path, title, f"{title} > {about}", 1, 1, 3, 0.6)
+
+    pub17 = quote(1, "Publication 17 (2024), Your Federal Income Tax", "Internal Revenue Service (IRS) · 2024",
+                  "Single, under 65: $14,600.")
+    i1040 = quote(2, "2017 Instruction 1040", "Internal Revenue Service (IRS) · 2017", "Single, under 65: $10,400.",
+                  "/r/b.pdf")
+    note = Quote(3, "File early.", "sentence", "/v/Taxes.md", "Taxes", "Taxes > Filing", 4, 4, None, 0.5)
+    asked = "Under the 2024 filing requirement table, what gross income makes a single filer file?"
+    shown = of_the_years_asked([pub17, i1040, note], asked)
+    assert [q.text for q in shown] == [pub17.text, note.text] and [q.n for q in shown] == [1, 2]
+    assert of_the_years_asked([i1040, note], asked) == [i1040, note]
+    assert of_the_years_asked([pub17, i1040], "What gross income makes a single filer file?") == [pub17, i1040]

@@ -41,6 +41,7 @@ from ..retrieve.relevance import (holds_every_word, names_in, names_not_in, rele
 from ..retrieve.pages import with_following, with_page_rows
 from ..retrieve.beside import with_answer_after, with_sentence_after
 from ..retrieve.caveat import with_caveat
+from ..retrieve.periods import of_the_years_asked
 from ..retrieve.rule_before import (complete_lead_ins, with_callout_titles, with_line_above, with_row_headers,
                                     with_rule_before, with_whole_procedure)
 from ..types import Answer, Hit, Quote, Source
@@ -181,6 +182,7 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
              "not_mentioned": unknown + unheard}
     quotes = without_padding_best(without_quotes_of_missing_parts(quotes, evidence, missing), evidence,
                                   shape["tentative"])
+    quotes = of_the_years_asked(quotes, asked)  # after the gate has read them all
     # "These passages may answer it": no model sentence then. Joining two quotes that may not
     # answer made "Install the headless client, and you can use it to record your own audio"
     # of an install step and the audio recorder, each word in a quote, the claim in neither.
