@@ -153,6 +153,16 @@ def test_numbered_steps_are_one_quotable_procedure():
     assert any(u.kind == "item" and u.text == "Add starter and salt." for u in units)  # each step too
 
 
+def test_a_label_above_its_list_is_the_lists():
+    """"we recommend using the following formats:" then "**Video**" on the line above its list: the
+    lead-in took the label alone as the example it announces, and the formats were never shown."""
+    body = ("For hosting a few files, we recommend using the following formats:\n\n**Video**\n- `.mp4`\n- `.webm`\n\n"
+            "Audio\n- `.aac`\n- `.mp3`\n")
+    hit = Hit(Chunk("c", "/n.md", "N", "Videos and audio", body, 30, 39), 1.0, 1)
+    blocks = [u for u in split_units(hit) if u.kind == "block"]
+    assert blocks and blocks[0].text.endswith("**Video**\n- `.mp4`\n- `.webm`"), [b.text for b in blocks]
+
+
 def test_a_list_that_opens_its_section_is_quotable_whole():
     """"What do I need to buy?" is answered by the "Parts list" section's list, not one item."""
     body = "- Valve: RB-75.\n- Regulator at 1.7 bar.\n- Timer: X-Core.\n\nMore text after it here."

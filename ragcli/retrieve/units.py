@@ -154,7 +154,10 @@ def read_blocks(text: str, lines: list[str], hit: Hit, line_no) -> list[_Block]:
         kind = tok.type
         if kind in ("bullet_list_open", "ordered_list_open"):
             if lists == 0:
-                blocks.append(_Block("list", tok.map[0], tok.map[1], [], kind == "ordered_list_open"))
+                start = tok.map[0]
+                if blocks and hit.chunk.page is None and _labels(blocks[-1], lines, start):  # "**Video**" above it
+                    start = blocks.pop().start
+                blocks.append(_Block("list", start, tok.map[1], [], kind == "ordered_list_open"))
             lists += 1
         elif kind in ("bullet_list_close", "ordered_list_close"):
             lists -= 1
@@ -188,6 +191,15 @@ def read_blocks(text: str, lines: list[str], hit: Hit, line_no) -> list[_Block]:
                                  _rows(table, row_lines, hit, line_no)))
             table = None
     return [b for b in blocks if b.units or b.kind != "paragraph"]
+
+
+_LABEL_LINE = re.compile(r"^\s*(?:\*\*[^*]{1,30}\*\*|[A-Z][\w ]{0,30}?)\s*$")  # no colon: a lead-in is read as one
+
+
+def _labels(block: _Block, lines: list[str], list_start: int) -> bool:
+    """Is the block a one-line label ("**Video**", "Audio") right above the list at ``list_start``?"""
+    return (block.kind == "paragraph" and block.end == list_start == block.start + 1
+            and len(lines[block.start].split()) <= 3 and bool(_LABEL_LINE.match(lines[block.start])))
 
 
 def _paragraph(content: str, start: int, end: int, hit: Hit, line_no) -> list[Unit]:
