@@ -246,7 +246,7 @@ def print_quotes(quotes) -> None:
         for q in group:
             where = f"line {q.line_start}" if q.line_start == q.line_end else f"lines {q.line_start}-{q.line_end}"
             text = clean(q.text)
-            if q.kind in ("code", "block", "steps", "table"):
+            if q.kind in ("code", "block", "steps", "table", "list"):
                 lead, _, block = text.partition("\n") if q.kind == "block" else ("", "", text)
                 console.print(f"  [{q.n}] {where}:" + (f" \u201c{' '.join(lead.split())}\u201d" if lead else ""),
                               style="cyan")

@@ -163,6 +163,17 @@ def test_a_label_above_its_list_is_the_lists():
     assert blocks and blocks[0].text.endswith("**Video**\n- `.mp4`\n- `.webm`"), [b.text for b in blocks]
 
 
+def test_what_there_is_to_choose_from_is_answered_by_a_list_whole_where_it_stands(help_vault_env, monkeypatch,
+                                                                                   capsys):
+    """"What backup tools do Windows, Mac and Linux have?" quoted the Mac's Time Machine line beside
+    two other sections' paragraphs: the list under "Use computer backups" follows a sentence without a
+    colon, and only a list opening its section was quotable whole."""
+    _use(monkeypatch, help_vault_env)
+    shown = _shown(_ask(capsys, "What backup tools do Windows, Mac and Linux have that I could use for my vault?",
+                        "--quotes"))
+    assert all(tool in shown for tool in ("OneDrive", "Time Machine", "rsync")), shown
+
+
 def test_a_list_that_opens_its_section_is_quotable_whole():
     """"What do I need to buy?" is answered by the "Parts list" section's list, not one item."""
     body = "- Valve: RB-75.\n- Regulator at 1.7 bar.\n- Timer: X-Core.\n\nMore text after it here."

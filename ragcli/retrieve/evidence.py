@@ -156,7 +156,7 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
     parts = list(parts) if len(parts) > 1 else []
     units = units_once([u for hit in hits for u in split_units(hit)])
     if not asks_list(question):  # a table whole answers what there is to choose from, and takes a place
-        units = [u for u in units if u.kind != "table"]  # among those embedded that a row would have
+        units = [u for u in units if u.kind not in ("table", "list")]  # among those a row or item would have
     if not units:
         return Evidence([], parts, [0.0] * len(parts), list(parts), [None] * len(parts))
     focus = focus if focus and query_terms(focus) else ""
@@ -306,7 +306,7 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
             continue
         if kind_led and (not holds_figure(unit.text, ask, unit.chunk.heading) or in_about and unit.chunk.path != about):
             continue  # another note's figure is another thing's: "8 hours" is the dough's, not the shot's
-        if unit.kind in ("steps", "table") and not asks_how(question) and any(inside(u, unit) for _s, u in chosen):
+        if unit.kind in ("steps", "table", "list") and not asks_how(question) and any(inside(u, unit) for _s, u in chosen):
             continue  # the item already quoted is the answer; its whole list would only add words
         per_chunk[unit.chunk.id] = per_chunk.get(unit.chunk.id, 0) + 1
         # a list shown for "what kinds are there" in place of its best item: the gate reads the

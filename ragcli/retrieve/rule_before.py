@@ -54,7 +54,7 @@ def complete_lead_ins(quotes: Sequence[Quote], section_chunks: Callable[[str, st
     for quote in quotes:
         block = None
         lead = LEAD_IN.search(quote.text)
-        if quote.kind not in ("block", "steps", "table", "row") and (lead or asked):
+        if quote.kind not in ("block", "steps", "table", "list", "row") and (lead or asked):
             # a PDF's lines count from 1 on every page: the block must follow on the quote's own page
             block = _following_block(quote, [c for c in section_chunks(quote.path, quote.heading)
                                              if c.page == quote.page], None if lead else asked)

@@ -80,7 +80,7 @@ MAX_WHOLE_LINES = 8  # a list of more items is quoted by the items chosen
 def is_list(unit: Unit) -> bool:
     """Is the unit a list or a table whole (numbered steps, a list opening its section, a table, or
     a lead-in with the list it opens)?"""
-    return unit.kind in ("steps", "table") \
+    return unit.kind in ("steps", "table", "list") \
         or unit.kind == "block" and sum(map(is_list_line, unit.text.splitlines())) > 1
 
 

@@ -74,7 +74,7 @@ class Unit:
     with the block it introduces ("block": its text is the lead-in, a newline, the block)."""
 
     text: str  # as it stands in the note (callout '>' and list markers kept off)
-    kind: str  # "sentence", "line", "item", "row", "code", "block", "steps" (a numbered list whole), "table" (whole)
+    kind: str  # "sentence", "line", "item", "row", "code", "block"; whole: "steps" (numbered), "table", "list"
     line_start: int
     line_end: int
     hit: Hit
@@ -130,13 +130,15 @@ def split_units(hit: Hit) -> list[Unit]:
     # Numbered steps are one procedure: quotable whole (within the block bounds) besides step by step.
     # So is a list that opens its section: its heading ("Parts list", "Steps") leads into it as a
     # sentence would, and "what do I need to buy" is answered by the list, not by one of its items.
-    # So is a table ("table"): "which properties come with Obsidian" is its rows together.
+    # So is a table ("table"): "which properties come with Obsidian" is its rows together; and any other
+    # list ("list"): "what different ways can a base show my notes" is the View types list under a
+    # sentence that leads into it without a colon. Those two are offered to list questions only.
     for i, block in enumerate(blocks):
         under_heading = i == 0 and block.kind == "list" and bool(chunk.heading) and block.start == 0
-        if (block.ordered or under_heading or block.kind == "table") and i not in led and len(block.units) > 1:
+        if i not in led and len(block.units) > 1 and (block.kind in ("list", "table")):
             body, last = block_lines(block, lines, unpadded=True)
-            units.append(Unit("\n".join(body), "table" if block.kind == "table" else "steps",
-                              line_no(block.start), line_no(last), hit))
+            kind = "steps" if block.ordered or under_heading else "table" if block.kind == "table" else "list"
+            units.append(Unit("\n".join(body), kind, line_no(block.start), line_no(last), hit))
     # a run of code with no word in it ("---" between slides, "}") says nothing alone
     return [u for u in units if (len(u.text) >= MIN_UNIT_CHARS or u.kind in ("row", "code"))
             and (u.kind != "code" or _WORDY.search(u.text)) and not INSTRUCTION.search(u.text)
