@@ -317,8 +317,13 @@ _WITHOUT = re.compile(r"\bwithout\s+([^,;?.!]+)", re.I)
 _NEGATES = re.compile(r"\b(?:no|not|never|without|none|neither|nor)\b|n't\b", re.I)
 
 
-def says_without(text: str, question: str) -> bool:
-    """Does the text deny what the question asks to do without ("without signing in to my
-    Microsoft account": "Does not require an account", "never connects to Microsoft")?"""
+def done_without(question: str) -> set[str]:
+    """The content words of what the question asks to do without ("without paying": {"pay"})."""
     m = _WITHOUT.search(question)
-    return bool(m) and bool(_NEGATES.search(text)) and bool(query_terms(text) & query_terms(m.group(1)))
+    return query_terms(m.group(1)) if m else set()
+
+
+def says_without(text: str, spared: set[str]) -> bool:
+    """Does the text deny one of ``spared`` (``done_without``): "without signing in to my Microsoft
+    account" is answered by "Does not require an account", "never connects to Microsoft"."""
+    return bool(spared) and bool(_NEGATES.search(text)) and bool(query_terms(text) & spared)

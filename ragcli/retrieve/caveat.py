@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from ..types import Chunk, Quote
 from ..words import query_terms
-from .rule_before import file_lines
+from .rule_before import _section_lines
 
 # A question asking whether ("Can I ...?", "Does Obsidian ...?", "..., or does it have to ...?")
 _ASKS_WHETHER = re.compile(r"^\W*(?:can|could|does|do|is|are|will|would|should|may|must|has|have)\b|"
@@ -45,26 +45,16 @@ def with_caveat(quotes: Sequence[Quote], question: str,
     for quote in quotes:
         if quote.page is not None:
             continue
-        lines, headings = _lines(quote, section_chunks(quote.path, quote.heading))
-        for first, last, body in _callouts(lines):
-            about = query_terms(body) & specific or _OF_THE_NOTE.match(body) and headings[first] == quote.title
+        chunks = section_chunks(quote.path, quote.heading)
+        for first, last, body in _callouts(_section_lines(quote, chunks)):
+            heading = next(c.heading for c in chunks if c.line_start <= first <= c.line_end)
+            about = query_terms(body) & specific or _OF_THE_NOTE.match(body) and heading == quote.title
             if about and _LIMIT.search(body) and len(body) <= MAX_CAVEAT_CHARS \
                     and not any(q.path == quote.path and q.line_start <= last and first <= q.line_end for q in quotes):
                 caveat = replace(quote, text=body, kind="sentence", line_start=first, line_end=last,
-                                 heading=headings[first])
+                                 heading=heading)
                 return _in_place(quotes, caveat)
     return list(quotes)
-
-
-def _lines(quote: Quote, chunks: Sequence[Chunk]) -> tuple[dict[int, str], dict[int, str]]:
-    """The note's lines the section's chunks hold, and the heading each stands under."""
-    lines: dict[int, str] = {}
-    headings: dict[int, str] = {}
-    for chunk, texts in file_lines(quote, chunks):
-        for k, text in enumerate(texts):
-            lines[chunk.line_start + k] = text
-            headings[chunk.line_start + k] = chunk.heading
-    return lines, headings
 
 
 def _in_place(quotes: Sequence[Quote], caveat: Quote) -> list[Quote]:

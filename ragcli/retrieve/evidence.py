@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..types import Chunk, Hit, Quote
-from ..words import answer_type, asks_figure, asks_list, asks_reason, holds_figure, query_terms, says_without
+from ..words import (answer_type, asks_figure, asks_list, asks_reason, done_without, holds_figure, query_terms,
+                     says_without)
 from .between import with_sentences_between
 from .definitions import defined_thing, defines
 from .following import with_next_figure, with_reason
@@ -192,14 +193,14 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
         listing = asks_list(ask)
         in_order = bool(_IN_ORDER.search(ask))  # a procedure answers "list the stages of my method"
         procedure = how if ask in (question, focus) else asks_how(ask)
-        asked = query_terms(ask) | query_terms(question)
+        asked, spared = query_terms(ask) | query_terms(question), done_without(ask)
         out = []
         for pos, k in enumerate(order):
             base = (W_MEANING * float(np.dot(unit_vecs[pos], vec)) + W_WORDS * w[k]
                     + W_PLACE / math.sqrt(units[k].hit.rank or 1))
             unit = units[k]
             bonus = W_TYPE if kind is not None and holds_figure(unit.text, ask, unit.chunk.heading) \
-                or defines(unit.text, thing) or says_without(unit.text, ask) else 0.0
+                or defines(unit.text, thing) or says_without(unit.text, spared) else 0.0
             if listing and is_list(unit) and (not is_procedure(unit) or in_order):  # "what callout types are there"
                 bonus += W_TYPE
             elif unit.kind == "steps" and not procedure:

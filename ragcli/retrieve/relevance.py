@@ -44,11 +44,13 @@ def term_coverage(question: str, hits: Sequence[Hit], top: int = 3) -> float:
     terms = query_terms(question)
     if not terms:
         return 0.0
-    seen: set[str] = set()
-    for h in sorted(hits, key=lambda h: h.rank)[:top]:
-        c = h.chunk
-        seen |= query_terms(f"{c.title} {c.heading} {c.text}")
-    return len(terms & seen) / len(terms)
+    return len(terms & set().union(*_best_hits_terms(hits, top))) / len(terms)
+
+
+def _best_hits_terms(hits: Sequence[Hit], top: int) -> list[set[str]]:
+    """The content words of each of the ``top`` best hits (title, heading, text)."""
+    return [query_terms(f"{h.chunk.title} {h.chunk.heading} {h.chunk.text}")
+            for h in sorted(hits, key=lambda h: h.rank)[:top]]
 
 
 def holds_every_word(question: str, hits: Sequence[Hit], top: int = 3) -> bool:
@@ -56,8 +58,7 @@ def holds_every_word(question: str, hits: Sequence[Hit], top: int = 3) -> bool:
     channeling?" is the Espresso note's "Channeling shows up as spritzing", whose cosine to the
     question (0.03) says the embedding model does not know the word, not that the note is off."""
     terms = _asked_terms(question)  # "what did I write about channeling?": channeling
-    return bool(terms) and any(terms <= query_terms(f"{h.chunk.title} {h.chunk.heading} {h.chunk.text}")
-                               for h in sorted(hits, key=lambda h: h.rank)[:top])
+    return bool(terms) and any(terms <= held for held in _best_hits_terms(hits, top))
 
 
 def relevant(question: str, hits: Sequence[Hit], min_score: float = -1.0) -> bool:

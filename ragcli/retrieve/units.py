@@ -135,7 +135,7 @@ def split_units(hit: Hit) -> list[Unit]:
     # sentence that leads into it without a colon. Those two are offered to list questions only.
     for i, block in enumerate(blocks):
         under_heading = i == 0 and block.kind == "list" and bool(chunk.heading) and block.start == 0
-        if i not in led and len(block.units) > 1 and (block.kind in ("list", "table")):
+        if i not in led and len(block.units) > 1 and block.kind in ("list", "table"):
             body, last = block_lines(block, lines, unpadded=True)
             kind = "steps" if block.ordered or under_heading else "table" if block.kind == "table" else "list"
             units.append(Unit("\n".join(body), kind, line_no(block.start), line_no(last), hit))
