@@ -34,6 +34,9 @@ Sets (``bench/questions``; ``--set`` picks some, default all):
                 a figure from a table, half a reason from the text; `facts` are the key
                 figures; the reports asked about (``--report-files`` GLOB narrows them) are
                 copied into one folder (``REPORTS``), indexed by each checkout.
+- shelf:        shelf.jsonl, 48 questions on 4 other long PDF reports (40 answerable, 8 not), written blind in
+                session 29 and a check set only (never tuned on); scored as reports, in a folder of its own
+                (``SHELF``).
 Halves: multipart/howto/unanswerable carry "split": tune|check; for the older sets, odd ids
 are tune and even ids check (as bench_paraphrase's dev/test). ``--split`` keeps one half.
 
@@ -86,18 +89,20 @@ from benchlib import rag_env
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("RAG_BENCH_SHARED", ROOT.parent / "shared"))
 REPORTS = Path(tempfile.gettempdir()) / "ragcli-bench-reports"  # the reports asked about, copied (see main)
+SHELF = Path(tempfile.gettempdir()) / "ragcli-bench-shelf"  # the blind set's reports, apart from the others
 # examples/vault, copied to one path for every checkout: indexed from each checkout's own folder,
 # the shared home held one copy of each note per worktree ever benched (4 in /tmp/rb6), and the
 # copies crowded the hits: "how long should the shot take" was said missing beside four
 # copies of the grinder's table.
 EXAMPLES = Path(tempfile.gettempdir()) / "ragcli-bench-examples" / "vault"
-CORPORA = {"obsidian-help": SHARED / "corpora" / "obsidian-help" / "en", "examples": EXAMPLES, "reports": REPORTS}
+CORPORA = {"obsidian-help": SHARED / "corpora" / "obsidian-help" / "en", "examples": EXAMPLES, "reports": REPORTS,
+           "shelf": SHELF}
 QUESTIONS = ROOT / "bench" / "questions"
 SETS = {"answers": "answers.jsonl", "paraphrase": "paraphrase.jsonl", "multipart": "multipart.jsonl",
         "howto": "howto.jsonl", "unanswerable": "unanswerable_users.jsonl", "reports": "reports.jsonl",
         "users": "users.jsonl", "keys": "keys.jsonl", "when": "when.jsonl", "where": "where.jsonl",
         "define": "define.jsonl", "lists": "lists.jsonl", "asks": "asks.jsonl", "yesno": "yesno.jsonl",
-        "why": "why.jsonl"}
+        "why": "why.jsonl", "shelf": "shelf.jsonl"}
 
 
 def load_set(name: str) -> list[dict]:
@@ -105,7 +110,7 @@ def load_set(name: str) -> list[dict]:
             if line.strip()]
     for r in rows:
         r["set"] = name
-        r.setdefault("corpus", "reports" if name == "reports" else "obsidian-help")
+        r.setdefault("corpus", name if name in ("reports", "shelf") else "obsidian-help")
         r.setdefault("answerable", True)
         if "split" not in r:
             r["split"] = "tune" if int(r["id"].split("-")[-1]) % 2 else "check"
@@ -221,21 +226,22 @@ def _copy_examples() -> None:
     shutil.copytree(ROOT / "examples" / "vault", EXAMPLES)
 
 
-def _copy_reports(pattern: str) -> None:
-    """The reports the question set asks about (matching ``pattern``), alone in ``REPORTS``."""
+def _copy_reports(pattern: str, name: str = "reports") -> None:
+    """The reports the question set ``name`` asks about (matching ``pattern``), alone in its folder."""
     long = SHARED / "corpora" / "pdfs-long"
     if not long.is_dir():
         return
-    wanted = {json.loads(line)["file"] for line in (QUESTIONS / SETS["reports"]).read_text().splitlines()
+    folder = CORPORA[name]
+    wanted = {json.loads(line)["file"] for line in (QUESTIONS / SETS[name]).read_text().splitlines()
               if line.strip()}
-    wanted = {name for name in wanted if fnmatch.fnmatch(name, pattern)}
-    REPORTS.mkdir(exist_ok=True)
-    for old in REPORTS.glob("*.pdf"):
+    wanted = {file for file in wanted if fnmatch.fnmatch(file, pattern)}
+    folder.mkdir(exist_ok=True)
+    for old in folder.glob("*.pdf"):
         if old.name not in wanted:
             old.unlink()  # a narrower run must not index the others
-    for name in sorted(wanted):
-        if not (REPORTS / name).exists():
-            shutil.copyfile(long / name, REPORTS / name)
+    for file in sorted(wanted):
+        if not (folder / file).exists():
+            shutil.copyfile(long / file, folder / file)
 
 
 def main() -> None:
@@ -260,13 +266,13 @@ def main() -> None:
         raise SystemExit(check_sets())
     names = args.set or list(SETS)
     _copy_examples()
-    if "reports" in names:
-        _copy_reports(args.report_files)
+    for name in {"reports", "shelf"} & set(names):
+        _copy_reports(args.report_files, name)
     rows = []
     for name in names:
         chosen = [r for r in load_set(name) if not args.split or r["split"] == args.split]
         chosen = [r for r in chosen if fnmatch.fnmatch(r.get("file", ""), args.report_files)] \
-            if name == "reports" else chosen
+            if name in ("reports", "shelf") else chosen
         chosen = [r for r in chosen if r["id"] in args.only] if args.only else chosen
         rows += chosen[: args.limit] if args.limit else chosen
     args.homes.mkdir(parents=True, exist_ok=True)
