@@ -251,13 +251,16 @@ def test_a_part_is_answered_from_the_section_its_own_words_name(tmp_path, models
 def test_capitalised_words_in_a_row_are_one_name_and_unknown_when_no_note_says_them_together(example_vault_env):
     """"Google Calendar" is not named by notes that say "Google" and "calendar" apart: the example
     vault says "Baratza" and "Comandante" (two grinders), never "Baratza Comandante"."""
-    from ragcli.retrieve.relevance import names_in, unknown_names
+    from ragcli.retrieve.relevance import names_in, names_not_in, unknown_names
 
     assert names_in("How do I hook my vault up to Google Calendar so my meetings become notes?") == ["Google Calendar"]
     assert names_in("What is the maximum file size on Sync Standard and Sync Plus?") == ["Sync Standard", "Sync Plus"]
     assert names_in("I use Obsidian. Sync is great") == ["Obsidian"]  # a sentence's first word is no name
     # two capitals are a word more than a name: no note says "PC", and the installer note answers this
     assert names_in("Our IT department needs to roll the app out to every staff PC; is there an installer?") == []
+    # an acronym's plural is its singular's name: the report says "Abbreviated New Drug Application (ANDA)"
+    assert names_in("What review goal does the plan set for generic drug applications (ANDAs)?") == ["ANDA"]
+    assert names_not_in(names_in("Which APIs and PDFs does it list?"), ["an API", "each PDF"]) == []
     searcher = Searcher(load_config(env=example_vault_env))
     try:
         df = searcher.index.keyword_df

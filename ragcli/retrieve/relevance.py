@@ -86,6 +86,8 @@ _CAPITAL = r"[A-Z][\w-]*[A-Za-z0-9]|\d+[A-Z][A-Za-z0-9]*"  # ... or a number's n
 _NAME = re.compile(rf"(?<![.?!]\s)(?<!^)(?<![\w'-])((?:{_CAPITAL})(?:\s+(?:{_CAPITAL}))*)(?![\w'])"
                    r"|[\"“]([^\"”]{2,40})[\"”]")
 _NOT_NAMES = frozenset({"I", "I'm", "I've", "OK"})
+# An acronym's plural names what its singular does: "ANDAs" are what a report calls "ANDA"
+_ACRONYM_PLURAL = re.compile(r"\b([A-Z][A-Z0-9]+)s\b")
 # A month or a day is a date, not a thing the notes must name ("a note created on 1 January")
 _CALENDAR = frozenset("january february march april may june july august september october november december "
                       "monday tuesday wednesday thursday friday saturday sunday".split())
@@ -121,7 +123,7 @@ def names_in(question: str) -> list[str]:
     names = []
     question = question.strip()
     for m in _NAME.finditer(question):
-        name = m.group(1) or m.group(2)
+        name = _ACRONYM_PLURAL.sub(r"\1", m.group(1) or m.group(2) or "")
         if _likened(question, m.start()):
             continue
         if name and (len(name) > 2 or name[0].isdigit()) and name not in _NOT_NAMES and name.lower() not in _CALENDAR:
