@@ -35,8 +35,8 @@ Sets (``bench/questions``; ``--set`` picks some, default all):
                 figures; the reports asked about (``--report-files`` GLOB narrows them) are
                 copied into one folder (``REPORTS``), indexed by each checkout.
 - shelf:        shelf.jsonl, 48 questions on 4 other long PDF reports (40 answerable, 8 not), written blind in
-                session 29 and a check set only (never tuned on); scored as reports, in a folder of its own
-                (``SHELF``).
+                session 29, half tune (odd ids: their answers were read) and half check (never read);
+                scored as reports, in a folder of its own (``SHELF``).
 Halves: multipart/howto/unanswerable carry "split": tune|check; for the older sets, odd ids
 are tune and even ids check (as bench_paraphrase's dev/test). ``--split`` keeps one half.
 

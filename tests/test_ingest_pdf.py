@@ -302,6 +302,28 @@ def test_rag_index_reads_a_table_whose_array_is_over_pypdfs_default(tmp_path: Pa
     assert hits and hits[0]["path"].endswith("segment table.pdf") and "Row 1397 widget" in hits[0]["text"]
 
 
+def test_a_dot_leader_joins_a_label_to_its_value(tmp_path: Path, parser: Parser) -> None:
+    """The Treasury FAST Book lists its fund groups as "Deposit Fund ........ 6000-6999": read as
+    dots, ". 6000" ended a sentence, so the label and its range were two quotes, and a line of 170
+    characters was chunked alone. A leader is read as one mark between the two."""
+    rows = [("General Fund", "0000-3899"), ("Public Enterprise Revolving Fund", "4000-4499"),
+            ("Intra-Governmental Revolving Fund", "4500-4999"), ("Special Fund", "5000-5999"),
+            ("Deposit Fund", "6000-6999"), ("Trust Revolving Fund", "8400-8499")]
+    page = text_page("EXPENDITURE ACCOUNT SYMBOLS BY FUND GROUP",
+                     *(f"{label} {'.' * (70 - len(label))} {span}" for label, span in rows),
+                     "See the contents . . . . . . . . 12")
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    (folder / "fast book.pdf").write_bytes(make_pdf([page]))
+    text = "\n".join(s.text for s in parser.parse(folder / "fast book.pdf").sections)
+    assert "Deposit Fund \u2026 6000-6999" in text and "See the contents \u2026 12" in text and ".." not in text
+    home = tmp_path / "home"
+    ok(rag("index", folder, home=home))
+    answer = json.loads(ok(rag("ask", "--quotes", "--json", "Which account symbols are for deposit funds?",
+                               home=home)).stdout)
+    assert any("Deposit Fund \u2026 6000-6999" in q["text"] for q in answer["quotes"]), answer["quotes"]
+
+
 def test_a_pdf_warning_repeated_per_font_is_one_note() -> None:
     """pypdf warns once per font object ("fontTools is required to fully parse the encoding of a
     CFF Type1 font in font dictionary {...}"), with the object's dictionary in the message: the EPA

@@ -23,7 +23,7 @@ from typing import Callable
 
 from ..types import Chunk, Document, Section
 
-CHUNKER_VERSION = 7  # bump when the output changes for the same input (the index records it)
+CHUNKER_VERSION = 8  # bump when the output changes for the same input (the index records it)
 # 2: a PDF's chunks carry what the report is about (organisation, report, period) in their heading
 # 3: a list longer than a chunk is cut between its items
 # 4: a PDF page's table rows are read by pdfplumber (ruled tables too), each a list item

@@ -46,6 +46,11 @@ from .pdf_limits import PdfLimits, refusal as _refusal, short as _short
 MAX_PAGE_WARNINGS = 5
 OUT_OF_MEMORY = "ran out of memory"
 _SPACES = re.compile(r"[ \t\u00a0]+$", re.M)
+# A dot leader joins a label to its value ("Deposit Fund ........ 6000-6999", a contents line, a
+# worksheet's "Add lines 1 and 2 ........ 3"). Left as dots, ". 6000" ended a sentence and parted
+# the label from its value, and a line of 170 characters held two words: the FAST Book's fund-group
+# ranges were chunked a line or two at a time.
+_LEADER = re.compile(r"[ \t]*(?:[.\u2026\u00b7][ \t]?){4,}[ \t]*")
 
 
 def parse_pdf(path: Path, data: bytes | None = None, limits: PdfLimits | None = None,
@@ -205,7 +210,7 @@ def _alarm(seconds: float | None):
 
 def _clean(text: str) -> str:
     text = text.replace("\x00", "").replace("\r\n", "\n").replace("\r", "\n")
-    return _SPACES.sub("", text)
+    return _SPACES.sub("", _LEADER.sub(" \u2026 ", text))
 
 
 def _title(reader, path: Path) -> str:
