@@ -309,19 +309,22 @@ def test_a_dot_leader_joins_a_label_to_its_value(tmp_path: Path, parser: Parser)
     rows = [("General Fund", "0000-3899"), ("Public Enterprise Revolving Fund", "4000-4499"),
             ("Intra-Governmental Revolving Fund", "4500-4999"), ("Special Fund", "5000-5999"),
             ("Deposit Fund", "6000-6999"), ("Trust Revolving Fund", "8400-8499")]
+    contents = text_page("CONTENTS", "Account symbols for deposit funds . . . . . . . . . . 2",
+                         "Deposit funds for all agencies . . . . . . . . . . . . . 2", "Index of trust funds . . . . . . iv")
     page = text_page("EXPENDITURE ACCOUNT SYMBOLS BY FUND GROUP",
-                     *(f"{label} {'.' * (70 - len(label))} {span}" for label, span in rows),
-                     "See the contents . . . . . . . . 12")
+                     *(f"{label} {'.' * (70 - len(label))} {span}" for label, span in rows))
     folder = tmp_path / "reports"
     folder.mkdir()
-    (folder / "fast book.pdf").write_bytes(make_pdf([page]))
+    (folder / "fast book.pdf").write_bytes(make_pdf([contents, page]))
     text = "\n".join(s.text for s in parser.parse(folder / "fast book.pdf").sections)
-    assert "Deposit Fund \u2026 6000-6999" in text and "See the contents \u2026 12" in text and ".." not in text
+    assert "Deposit Fund \u2026 6000-6999" in text and "Index of trust funds \u2026 iv" in text and ".." not in text
     home = tmp_path / "home"
     ok(rag("index", folder, home=home))
     answer = json.loads(ok(rag("ask", "--quotes", "--json", "Which account symbols are for deposit funds?",
                                home=home)).stdout)
     assert any("Deposit Fund \u2026 6000-6999" in q["text"] for q in answer["quotes"]), answer["quotes"]
+    # a contents line names the question's words and answers nothing: never a quote
+    assert not any(q["page"] == 1 for q in answer["quotes"]), answer["quotes"]
 
 
 def test_a_pdf_warning_repeated_per_font_is_one_note() -> None:

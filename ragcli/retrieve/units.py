@@ -42,10 +42,11 @@ _DASHES = re.compile(r"-{4,}")
 _QUOTE_MARK = re.compile(r"^\s*(?:>\s?)+")
 # A sentence that announces what follows: it ends in a colon, or says "as follows" and the like.
 MAX_EXAMPLE_LINES = 3
-# A report's table of contents: a title, a run of leader dots, a page number. It names what a
-# report covers in the question's words ("Strategic Goal 4: ... meet their missions") and so
-# takes a part's place ("... and did that meet the goal?", rp-01), but answers nothing.
-_CONTENTS = re.compile(r"(?:\.\s?){8,}")
+# A report's table of contents: a title, a leader (read as "…", ``ingest.pdf``), a page number or
+# label ("45", "A-1", "iv"). It names what a report covers in the question's words ("Strategic Goal
+# 4: ... meet their missions") and so takes a part's place ("... and did that meet the goal?",
+# rp-01), but answers nothing. A listing's leader leads to a value ("Deposit Fund … 6000-6999").
+_CONTENTS = re.compile(r"\u2026 (?:[A-Z]{1,2}-)?\d{1,3}\.?(?!\S)|\u2026 [ivxlc]{1,6}(?!\S)")
 _WORDY = re.compile(r"[^\W_]")
 LEAD_IN = re.compile(r"(?::|\bas follows\.?|\bthe following\.?|\blike this\.?|\bfor example\.?)\s*$", re.I)
 # Text in a note that speaks to an assistant rather than about the subject ("ignore the
