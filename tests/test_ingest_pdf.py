@@ -310,7 +310,8 @@ def test_a_dot_leader_joins_a_label_to_its_value(tmp_path: Path, parser: Parser)
             ("Intra-Governmental Revolving Fund", "4500-4999"), ("Special Fund", "5000-5999"),
             ("Deposit Fund", "6000-6999"), ("Trust Revolving Fund", "8400-8499")]
     contents = text_page("CONTENTS", "Account symbols for deposit funds . . . . . . . . . . 2",
-                         "Deposit funds for all agencies . . . . . . . . . . . . . 2", "Index of trust funds . . . . . . iv")
+                         "Deposit funds for all agencies . . . . . . . . . . . . . 2",
+                         "Index of trust funds . . . . . . iv")
     page = text_page("EXPENDITURE ACCOUNT SYMBOLS BY FUND GROUP",
                      *(f"{label} {'.' * (70 - len(label))} {span}" for label, span in rows))
     folder = tmp_path / "reports"
