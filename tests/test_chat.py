@@ -79,6 +79,13 @@ def test_follow_ups_are_rewritten_to_stand_alone():
         == "What ratio for pour over?"
     assert standalone("and with oat milk?", Turn("How hot?", "How hot should I steam milk?", grinders)) \
         == "How hot should I steam milk with oat milk?"
+    # "there" is the place the question before named: "(am I staying in Lisbon)" was searched beside
+    # it, and its "staying", a word no note uses, refused the follow-up
+    lisbon = Turn("Where am I staying in Lisbon?", "Where am I staying in Lisbon?",
+                  Answer("q", "", [], "m", {}, covered=False))
+    assert standalone("What should I eat there?", lisbon) == "What should I eat in Lisbon?"
+    assert standalone("And how do I get there from the airport?", lisbon) == "How do I get to Lisbon from the airport?"
+    assert standalone("Is there a tram?", lisbon) == "Is there a tram (am I staying in Lisbon)?"  # no place
     # what was asked of nothing in particular keeps the whole previous question beside it
     assert standalone("What ratio?", Turn("How many clicks?", "How many clicks?", grinders)) \
         == "What ratio (many clicks)?"

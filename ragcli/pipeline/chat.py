@@ -84,8 +84,20 @@ def _asked_of(turn: "Turn") -> str:
     return match.group("of") if match else ""
 
 
+# "there" after a question that named a place ("Where am I staying in Lisbon?"): that place
+_THERE = re.compile(r"\bthere\b(?!\s+(?:is|are|was|were|be|a|an|any|some)\b)", re.I)
+_TO_THERE = re.compile(r"\b(?:get|go|going|travel|drive|fly|walk|come|ride|move)\s+there\b", re.I)
+_PLACE = re.compile(r"\b(in|at|to|near|around)\s+((?:the\s+)?[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)")
+
+
 def standalone(question: str, previous: "Turn") -> str:
     """A follow-up rewritten so it can be searched (and answered) without the conversation."""
+    place = _PLACE.search(previous.retrieval_query)
+    if place and _THERE.search(question):  # "What should I eat there?": in Lisbon, not "(am I staying in Lisbon)"
+        text = _LEAD.sub("", question).strip()
+        prep = "to" if _TO_THERE.search(text) else place.group(1)
+        text = _THERE.sub(f"{prep} {place.group(2)}", text, count=1)
+        return text[:1].upper() + text[1:]
     about = _ABOUT.match(question)
     if about:  # "what about images?": the previous question, asked of the new subject
         head = previous.retrieval_query.rstrip(" ?.!").split()
