@@ -914,6 +914,17 @@ def test_a_sentence_copied_from_its_quote_is_not_shown_even_with_a_figure():
     question = "How many clicks for espresso on my grinder?"
     copied = check_sentence("Hand grinder with 30 micron steps per click [1].", quotes, question)
     assert copied.ok and adds_to_quotes(copied, question, quotes).reason == "restates its quote"
+    # a long run of a quote's sentence, cut short behind an answer's frame: SmolLM2 on a report (shelf's
+    # sh-28) gave "The answer is: 4.50 The audit organization's policies and procedures for CPE may
+    # address the following: a [4].", the paragraph's number taken for the figure asked
+    report = {1: "Chapter 4: Competence\n4.50 The audit organization’s policies and procedures for CPE may address "
+                 "the following: a. who may be exempted; b. how hours are counted; c. documentation."}
+    asked = "How many CPE hours must an auditor complete every two years?"
+    for framed in ("The answer is: 4.50 The audit organization’s policies and procedures for CPE may address the "
+                   "following: a [1].",
+                   "4.50 The audit organization’s policies and procedures for CPE may address the following [1]."):
+        copied = check_sentence(framed, report, asked)
+        assert copied.ok and adds_to_quotes(copied, asked, report).reason == "restates its quote", framed
     lifted = check_sentence("Espresso takes 8 clicks [1].", {1: "Espresso takes 8 clicks on the grinder."}, question)
     assert lifted.ok and adds_to_quotes(lifted, question, {1: "Espresso takes 8 clicks on the grinder."}).ok
 

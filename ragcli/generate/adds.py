@@ -20,13 +20,18 @@ _QUOTING = re.compile(r"^\W*(?:(?:the|your|my)\s+)?(?:notes?|sources?|quotes?|pa
                       r"\W*[\"“]|^\W*according to (?:the |your )?(?:notes?|sources?)\W*[\"“]", re.I)
 
 
+_ANSWER_FRAME = re.compile(r"^\W*(?:(?:the|my|a|your)\s+)?(?:short\s+|direct\s+)?answer(?:\s+is)?\s*[:\u2014-]\s*",
+                           re.I)
+
+
 def adds_to_quotes(verdict: Verdict, question: str, quotes: dict[int, str]) -> Verdict:
     """A checked sentence is shown only when it adds to the quotes above it: a direct yes or
     no, the figure the question asks for lifted out, or a combination of two quotes. One that
     restates a quote makes the reader read it twice; one that shares nothing with the question
     does not answer it."""
     cited = [quotes[n] for n in verdict.cited if n in quotes]
-    if _QUOTING.search(verdict.text) or _copied(verdict.text, cited) or _reworded(verdict.text, cited):
+    said = _ANSWER_FRAME.sub("", verdict.text)  # "The answer is: <the quote's sentence>" is the quote
+    if _QUOTING.search(verdict.text) or _copied(said, cited) or _reworded(said, cited):
         # a sentence of the quote above it, word for word: even with a figure it is read twice
         # (and may not be the one asked: "Hand grinder with 30 micron steps per click" for clicks)
         return Verdict(verdict.sentence, verdict.text, verdict.cited, False, "restates its quote", [],
@@ -115,11 +120,19 @@ def _reworded(text: str, quotes: Sequence[str]) -> bool:
 
 
 def _copied(text: str, quotes: Sequence[str]) -> bool:
-    """Is the sentence one of a quote's own sentences, word for word? (A clause lifted out of
-    a longer sentence, "Espresso takes 8 clicks", is not: it says the asked part plainly.)"""
+    """Is the sentence one of a quote's own sentences, or a long run of one, word for word? (A
+    clause lifted out of a longer sentence, "Espresso takes 8 clicks", is not: it says the asked
+    part plainly.)"""
     said = _norm(text).rstrip(".!? ")
-    return bool(said) and any(said == _norm(s).rstrip(".!? ") for q in quotes
-                              for line in q.splitlines() for s in split_sentences(line))
+    if not said:
+        return False
+    lines = [line for q in quotes for line in q.splitlines()]
+    return any(said == _norm(s).rstrip(".!? ") for line in lines for s in split_sentences(line)) \
+        or len(said.split()) >= COPIED_WORDS and any(said in _norm(line) for line in lines)
+
+
+# words in a row of a quote that are its own again, not a clause lifted out ("Espresso takes 8 clicks")
+COPIED_WORDS = 10
 
 
 # a figure with what it measures: "$25", "5 MB", "20 minutes" (a bare number has no kind to compare)
