@@ -119,6 +119,10 @@ def _reworded(text: str, quotes: Sequence[str]) -> bool:
     return False
 
 
+# words in a row of a quote that are its own again, not a clause lifted out ("Espresso takes 8 clicks")
+COPIED_WORDS = 10
+
+
 def _copied(text: str, quotes: Sequence[str]) -> bool:
     """Is the sentence one of a quote's own sentences, or a long run of one, word for word? (A
     clause lifted out of a longer sentence, "Espresso takes 8 clicks", is not: it says the asked
@@ -130,9 +134,6 @@ def _copied(text: str, quotes: Sequence[str]) -> bool:
     return any(said == _norm(s).rstrip(".!? ") for line in lines for s in split_sentences(line)) \
         or len(said.split()) >= COPIED_WORDS and any(said in _norm(line) for line in lines)
 
-
-# words in a row of a quote that are its own again, not a clause lifted out ("Espresso takes 8 clicks")
-COPIED_WORDS = 10
 
 
 # a figure with what it measures: "$25", "5 MB", "20 minutes" (a bare number has no kind to compare)

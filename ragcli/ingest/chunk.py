@@ -30,6 +30,7 @@ CHUNKER_VERSION = 8  # bump when the output changes for the same input (the inde
 # 5: a long table is cut between its rows, a wrapped paragraph between its lines
 # 6: a list after a lead line ("Table rows:") is cut between its items too, not into sentences
 # 7: a PDF's ligatures ("ﬁ", "ﬂ", ...) are read as their letters
+# 8: a PDF's dot leaders ("Deposit Fund ........ 6000-6999") are read as one mark, "…"
 
 
 def chunker_settings(config) -> dict:
