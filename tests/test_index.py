@@ -137,6 +137,34 @@ def test_changed_chunker_settings_are_explained_and_rebuild_fixes(vault, capsys,
     assert code == 0 and report["files_indexed"] == 13
 
 
+def test_an_index_cut_by_an_earlier_chunker_is_read_again_with_its_vectors_reused(vault, capsys, rag_home):
+    """Upgrading ragcli to a chunker that cuts notes otherwise (CHUNKER_VERSION) is no reason to
+    stop: `rag index` refused with "rebuild it", and `rag watch` ended. The next run reads every
+    file again on its own, and the chunks whose text is unchanged keep their vectors."""
+    import sqlite3
+
+    from ragcli.config import load_config
+    from ragcli.ingest.chunk import CHUNKER_VERSION
+    from ragcli.store.paths import MANIFEST_NAME
+
+    main(["index", str(vault)])
+    capsys.readouterr()
+    # what the ragcli before this chunker version left in the manifest
+    db = sqlite3.connect(load_config().index_dir / MANIFEST_NAME)
+    fingerprint = json.loads(db.execute("SELECT value FROM meta WHERE key = 'fingerprint'").fetchone()[0])
+    fingerprint["chunker"]["version"] = CHUNKER_VERSION - 1
+    db.execute("UPDATE meta SET value = ? WHERE key = 'fingerprint'", (json.dumps(fingerprint),))
+    db.commit()
+    db.close()
+    code, report = run_json(capsys, "index", "--json")
+    assert code == 0 and report["reread"] and report["files_indexed"] == 13, report
+    assert report["embedded"] == 0  # the example vault's text is cut as before: every vector was cached
+    code, report = run_json(capsys, "index", "--json")
+    assert code == 0 and not report["reread"] and report["files_unchanged"] == 13
+    code, results = run_json(capsys, "search", "--json", "pressure regulator drip irrigation")
+    assert code == 0 and results["results"][0]["path"].endswith("Garden irrigation.md")
+
+
 def test_second_writer_is_refused_with_the_holder_named(vault, capsys, rag_home):
     from ragcli.config import load_config
     from ragcli.store import Index

@@ -36,6 +36,9 @@ def index_cmd(
 def _print_index_report(report) -> None:
     from ..render import clean, err, out
 
+    if report.reread:
+        out().print("This version of ragcli cuts notes into chunks differently: every file was read again "
+                    "(vectors already made were reused).")
     out().print(f"Indexed {report.files_indexed} file(s) ({report.chunks_added} chunks added, "
                 f"{report.chunks_removed} removed); {report.files_unchanged} unchanged, "
                 f"{report.files_removed} removed, {len(report.files_failed)} skipped "

@@ -62,6 +62,7 @@ class IndexReport:
     chunks_added: int = 0
     chunks_removed: int = 0
     embedded: int = 0  # chunks embedded by this run (the rest came from the vector cache)
+    reread: bool = False  # every file read again: the index was cut by an earlier chunker version
     keyword_seconds: float = 0.0  # until phase one was committed (keyword search finds every note)
     seconds: float = 0.0
     warnings: list[dict] = field(default_factory=list)
@@ -143,8 +144,10 @@ class Indexer(Closing):
         report = IndexReport(roots=[str(r) for r in roots])
         if rebuild:
             self.embedder(rebuild=True)
+        elif self.idx.check_chunker(chunker_settings(self.config)):
+            report.reread = True  # this ragcli cuts notes otherwise: every file again, cached vectors kept
+            self.embedder()
         else:
-            self.idx.check_chunker(chunker_settings(self.config))
             if _embedding_settings_in_play(self.config, self.idx.fingerprint()):
                 self.embedder()  # pooling or prefixes set (or recorded): checked even with nothing to do
         try:

@@ -32,7 +32,7 @@ import numpy as np
 from ..closing import Closing
 from ..config import Config, ensure_private_dir
 from ..errors import NoIndexError, StoreError
-from .fingerprint import Fingerprint, check_model, mismatch_error, same_but_for_model
+from .fingerprint import Fingerprint, check_model, chunker_upgraded, mismatch_error, same_but_for_model
 from .lock import WriteLock
 from .manifest import FileRecord, Manifest, StoredChunk
 from .notes import CENTROIDS_META, fill_missing_centroids
@@ -185,8 +185,9 @@ class Index(Closing):
         """Refuse to mix vectors of different models or chunkers; ``rebuild`` starts over. An
         index built by a model of ``same_vectors`` is taken over: its fingerprint says ours."""
         have = self.fingerprint()
-        if have is None or rebuild or self._m.counts()[1] == 0:
-            if rebuild and have is not None:
+        upgraded = have is not None and chunker_upgraded(have, wanted.as_dict())
+        if have is None or rebuild or upgraded or self._m.counts()[1] == 0:
+            if (rebuild or upgraded) and have is not None:
                 self.wipe()
             self._m.set_json("fingerprint", wanted.as_dict())
             self._m.set_meta(CENTROIDS_META, "1")  # every note written from now on gets one
@@ -196,11 +197,16 @@ class Index(Closing):
                 raise mismatch_error(have, wanted.as_dict())
             self._m.set_json("fingerprint", wanted.as_dict())
 
-    def check_chunker(self, chunker: dict) -> None:
-        """Settings that change the chunks are checked on every run, even with nothing to do."""
+    def check_chunker(self, chunker: dict) -> bool:
+        """Settings that change the chunks are checked on every run, even with nothing to do.
+        True when only ragcli's chunker version changed (``chunker_upgraded``): the run reads
+        every file again."""
         have = self.fingerprint()
         if have and have.get("chunker") != chunker:
+            if chunker_upgraded({"chunker": have.get("chunker")}, {"chunker": chunker}):
+                return True
             raise mismatch_error({"chunker": have.get("chunker")}, {"chunker": chunker})
+        return False
 
     def check_model(self, model_id: str, dim: int, settings: dict | None = None,
                     same_vectors: Collection[str] = ()) -> None:
