@@ -179,6 +179,12 @@ def test_a_reports_table_of_contents_is_no_quote():
     units = split_units(Hit(_page("p2", toc, 1, 2), 1.0, 1))
     assert [u.text for u in units] == ["OPM met 4 of its 6 strategic goals in fiscal year 2022, one more than "
                                        "the year before."]
+    # the same page as the reader gives it now, its leaders one mark; a leader to a value is no contents line
+    read = toc.replace(" . . . . . . . . . . . . . . . . . . . . . . .32", " \u2026 32").replace(
+        " . . . . . . . . . . . . . . . . . .36", " \u2026 36") + "\n\nDeposit Fund \u2026 6000-6999"
+    units = split_units(Hit(_page("p2", read, 1, 2), 1.0, 1))
+    assert [u.text for u in units] == ["OPM met 4 of its 6 strategic goals in fiscal year 2022, one more than "
+                                       "the year before.", "Deposit Fund \u2026 6000-6999"]
     note = Chunk("n", "/v/Goals.md", "Goals", "Goals", toc, 1, 1 + toc.count("\n"))
     assert len(split_units(Hit(note, 1.0, 1))) == 3
 

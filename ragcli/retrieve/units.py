@@ -46,7 +46,8 @@ MAX_EXAMPLE_LINES = 3
 # label ("45", "A-1", "iv"). It names what a report covers in the question's words ("Strategic Goal
 # 4: ... meet their missions") and so takes a part's place ("... and did that meet the goal?",
 # rp-01), but answers nothing. A listing's leader leads to a value ("Deposit Fund … 6000-6999").
-_CONTENTS = re.compile(r"\u2026 (?:[A-Z]{1,2}-)?\d{1,3}\.?(?!\S)|\u2026 [ivxlc]{1,6}(?!\S)")
+_LEADER = r"(?:\u2026|(?:\.\s?){4,})\s?"  # as ``ingest.pdf`` reads it, or dots (an index from before it)
+_CONTENTS = re.compile(rf"{_LEADER}(?:[A-Z]{{1,2}}-)?\d{{1,3}}\.?(?!\S)|{_LEADER}[ivxlc]{{1,6}}(?!\S)")
 _WORDY = re.compile(r"[^\W_]")
 LEAD_IN = re.compile(r"(?::|\bas follows\.?|\bthe following\.?|\blike this\.?|\bfor example\.?)\s*$", re.I)
 # Text in a note that speaks to an assistant rather than about the subject ("ignore the
