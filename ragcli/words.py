@@ -273,6 +273,18 @@ _ASKS_LIST = re.compile(
     r"\bwhat (?:do|does|will|would) (?:i|we|you|it) need\b(?! to (?:do|know)\b)", re.I)
 
 
+_HOW = re.compile(r"\bhow (?:do|can|should|would|could) (?:i|you|we|one)\b|\bhow to\b|\bwhat(?:'s| is) the "
+                  r"(?:syntax|command|shortcut|code)\b|\bstep by step\b|\bwalk (?:me|us) through\b|"
+                  r"\bwhat (?:are|were) the steps\b|\bwhat do (?:i|we) need\b|"
+                  r"\bwhat(?:'s| is) the (?:best|fastest|easiest|quickest|simplest|right) way to\b|"
+                  r"\bis there (?:a|an|any) (?:way|option|setting) to\b", re.I)
+
+
+def asks_how(question: str) -> bool:
+    """Does the question ask how to do something (a procedure answers it)?"""
+    return bool(_HOW.search(question))
+
+
 def asks_list(question: str) -> bool:
     """Does the question ask what there is of a kind (the ways, the types, the formats)?"""
     return bool(_ASKS_LIST.search(question)) and answer_type(question) is None

@@ -1159,7 +1159,7 @@ def test_a_yes_that_denies_what_was_asked_is_not_shown():
 
 
 def test_a_way_to_do_something_is_asked_as_a_how_to():
-    from ragcli.retrieve.evidence import asks_how
+    from ragcli.words import asks_how
 
     assert asks_how("what's the fastest way to open a note by typing part of its name?")
     assert asks_how("Is there a way to get back an older version of a note?")

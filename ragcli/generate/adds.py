@@ -135,7 +135,6 @@ def _copied(text: str, quotes: Sequence[str]) -> bool:
         or len(said.split()) >= COPIED_WORDS and any(said in _norm(line) for line in lines)
 
 
-
 # a figure with what it measures: "$25", "5 MB", "20 minutes" (a bare number has no kind to compare)
 _AMOUNT = re.compile(r"([$€£])?\**\s?(?<![\w.:])(\d[\d,]*(?:\.\d+)?)(?![\d:])\**\s?(%|°|[a-zA-Z]+)?")
 # where one figure's label ends and the next begins: a table row's cells, a list of alternatives

@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from ..types import Chunk, Quote
 from ..words import query_terms, split_sentences
-from .evidence import asks_how
+from ..words import asks_how
 from .padding import gives_instruction
 from .rule_before import PLAIN, file_lines
 

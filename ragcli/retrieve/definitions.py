@@ -43,14 +43,14 @@ def defined_phrase(question: str, where: bool = False) -> str:
     m = _WHAT_IS.search(question)
     if not m or answer_type(question) is not None:  # "what is the shortcut for undo": keys, not a definition
         return ""
-    thing = (m.group("x") or m.group("y") or "").strip(" \"'“”‘’`")
+    typed = (m.group("x") or m.group("y") or "").strip(" \"'“”‘’`")
+    thing = typed
     for _ in range(3):
         thing = _AROUND.sub("", thing).strip(" \"'“”‘’`")
     words = split_words(thing)
     if not words or len(words) > MAX_WORDS or not query_terms(thing) or any(w in ("my", "your", "our") for w in words):
         return ""
-    whole = re.sub(r"^(?:an?|the)\s+", "", (m.group("x") or m.group("y")).strip(" \"'“”‘’`"), flags=re.I)
-    return whole if where else thing
+    return re.sub(r"^(?:an?|the)\s+", "", typed, flags=re.I) if where else thing
 
 
 def defines(text: str, thing: tuple[str, ...]) -> bool:

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..types import Chunk, Hit, Quote
-from ..words import (answer_type, asks_figure, asks_list, asks_reason, done_without, holds_figure, query_terms,
-                     says_without)
+from ..words import (answer_type, asks_figure, asks_how, asks_list, asks_reason, done_without, holds_figure,
+                     query_terms, says_without)
 from .between import with_sentences_between
 from .definitions import defined_thing, defines
 from .following import with_next_figure, with_reason
@@ -66,18 +66,7 @@ W_HEADING = 0.03
 # did not: the list item "Obsidian Sync" for "Can I get a refund for Obsidian Sync?", the link
 # "Create a base" for "How do I create a base?". Its lead-in or its neighbours say the answer.
 W_ECHO = 0.1
-_HOW = re.compile(r"\bhow (?:do|can|should|would|could) (?:i|you|we|one)\b|\bhow to\b|\bwhat(?:'s| is) the "
-                  r"(?:syntax|command|shortcut|code)\b|\bstep by step\b|\bwalk (?:me|us) through\b|"
-                  r"\bwhat (?:are|were) the steps\b|\bwhat do (?:i|we) need\b|"
-                  r"\bwhat(?:'s| is) the (?:best|fastest|easiest|quickest|simplest|right) way to\b|"
-                  r"\bis there (?:a|an|any) (?:way|option|setting) to\b", re.I)
-
 _IN_ORDER = re.compile(r"\b(?:steps?|stages?|phases?|order|sequence)\b", re.I)
-
-
-def asks_how(question: str) -> bool:
-    """Does the question ask how to do something (a procedure answers it)?"""
-    return bool(_HOW.search(question))
 
 
 # ----------------------------------------------------------------------------- scoring

@@ -32,7 +32,7 @@ from dataclasses import replace
 from ..ingest.obsidian import callout_title
 from ..types import Chunk, Hit, Quote
 from ..words import query_terms
-from .evidence import asks_how
+from ..words import asks_how
 from .units import (LEAD_IN, MAX_BLOCK_CHARS, MAX_BLOCK_LINES, MAX_EXAMPLE_LINES, PIPE_ROW, block_lines,
                     pipe_cells, read_blocks, row_text)
 

@@ -53,15 +53,14 @@ def same_but_for_model(have: dict, wanted: dict, same_vectors: Collection[str]) 
             and {**have, "embedding_model": wanted.get("embedding_model")} == wanted)
 
 
-def chunker_upgraded(have: dict, wanted: dict) -> bool:
-    """Was the index built as ``wanted`` but for an earlier version of ragcli's chunker, with the
-    same chunk settings? Then ragcli cuts the notes differently than it did (a PDF's dot leaders,
-    say), not the user: every file is read again, and the vector cache keeps the vectors of the
-    chunks whose text is the same, so few are embedded again. A chunk size the user changed is
-    still theirs to rebuild for."""
-    had, wants = have.get("chunker") or {}, wanted.get("chunker") or {}
-    return (had.get("version") != wants.get("version") and {**had, "version": wants.get("version")} == wants
-            and {**have, "chunker": wants} == wanted)
+def chunker_upgraded(had: dict | None, wants: dict) -> bool:
+    """Were these chunker settings (``chunker_settings``) cut by an earlier version of ragcli's
+    chunker, the user's chunk settings the same? Then ragcli cuts the notes differently than it
+    did (a PDF's dot leaders, say), not the user: every file is read again, and the vector cache
+    keeps the vectors of the chunks whose text is the same, so few are embedded again. A chunk
+    size the user changed is still theirs to rebuild for."""
+    had = had or {}
+    return had.get("version") != wants.get("version") and {**had, "version": wants.get("version")} == wants
 
 
 def check_model(have: dict | None, model_id: str, dim: int, settings: dict | None = None,

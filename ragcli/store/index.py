@@ -185,17 +185,19 @@ class Index(Closing):
         """Refuse to mix vectors of different models or chunkers; ``rebuild`` starts over. An
         index built by a model of ``same_vectors`` is taken over: its fingerprint says ours."""
         have = self.fingerprint()
-        upgraded = have is not None and chunker_upgraded(have, wanted.as_dict())
+        wants = wanted.as_dict()
+        upgraded = have is not None and {**have, "chunker": wants["chunker"]} == wants \
+            and chunker_upgraded(have.get("chunker"), wants["chunker"])
         if have is None or rebuild or upgraded or self._m.counts()[1] == 0:
             if (rebuild or upgraded) and have is not None:
                 self.wipe()
-            self._m.set_json("fingerprint", wanted.as_dict())
+            self._m.set_json("fingerprint", wants)
             self._m.set_meta(CENTROIDS_META, "1")  # every note written from now on gets one
             return
-        if have != wanted.as_dict():
-            if not same_but_for_model(have, wanted.as_dict(), same_vectors):
-                raise mismatch_error(have, wanted.as_dict())
-            self._m.set_json("fingerprint", wanted.as_dict())
+        if have != wants:
+            if not same_but_for_model(have, wants, same_vectors):
+                raise mismatch_error(have, wants)
+            self._m.set_json("fingerprint", wants)
 
     def check_chunker(self, chunker: dict) -> bool:
         """Settings that change the chunks are checked on every run, even with nothing to do.
@@ -203,7 +205,7 @@ class Index(Closing):
         every file again."""
         have = self.fingerprint()
         if have and have.get("chunker") != chunker:
-            if chunker_upgraded({"chunker": have.get("chunker")}, {"chunker": chunker}):
+            if chunker_upgraded(have.get("chunker"), chunker):
                 return True
             raise mismatch_error({"chunker": have.get("chunker")}, {"chunker": chunker})
         return False
