@@ -684,6 +684,18 @@ def test_asked_whether_the_notes_caveat_comes_with_the_answer(help_vault_env, mo
     assert "1.12 installer" not in shown, shown
 
 
+def test_a_sections_opening_instruction_is_shown_with_a_quote_from_further_down(help_vault_env, monkeypatch,
+                                                                                 capsys):
+    """"can I make a to-do list with checkboxes in a note?" quoted the last line of "Task lists"
+    ("You can toggle a task in Reading view by selecting the checkbox."), closest to the question's
+    words; the section opens with the answer, which says "task list", not "to-do list"."""
+    _use(monkeypatch, help_vault_env)
+    result = _ask(capsys, "can I make a to-do list with checkboxes in a note?", "--quotes")
+    shown = _shown(result)
+    assert "To create a task list, start each list item" in shown, shown
+    assert [q["n"] for q in result["quotes"]] == list(range(1, len(result["quotes"]) + 1))
+
+
 def test_asked_to_do_without_a_thing_the_way_that_needs_none_is_quoted(help_vault_env, monkeypatch, capsys):
     """"... without signing in to my Microsoft account?" quoted the sign-in steps, which share the
     question's words; the note's file import, which "Does not require an account", answers it."""

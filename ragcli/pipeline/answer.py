@@ -40,6 +40,7 @@ from ..retrieve.relevance import (holds_every_word, names_in, names_not_in, rele
                                   without_likened)
 from ..retrieve.pages import with_following, with_page_rows
 from ..retrieve.beside import with_answer_after, with_sentence_after
+from ..retrieve.leads import with_section_leads
 from ..retrieve.caveat import with_caveat
 from ..retrieve.periods import of_the_years_asked
 from ..retrieve.rule_before import (complete_lead_ins, with_callout_titles, with_line_above, with_row_headers,
@@ -183,6 +184,7 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
     quotes = without_padding_best(without_quotes_of_missing_parts(quotes, evidence, missing), evidence,
                                   shape["tentative"])
     quotes = of_the_years_asked(quotes, asked)  # after the gate has read them all
+    quotes = with_section_leads(quotes, asked, sections)
     # "These passages may answer it": no model sentence then. Joining two quotes that may not
     # answer made "Install the headless client, and you can use it to record your own audio"
     # of an install step and the audio recorder, each word in a quote, the claim in neither.

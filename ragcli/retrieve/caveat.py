@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from ..types import Chunk, Quote
 from ..words import query_terms
-from .rule_before import _section_lines
+from .rule_before import section_lines
 
 # A question asking whether ("Can I ...?", "Does Obsidian ...?", "..., or does it have to ...?")
 _ASKS_WHETHER = re.compile(r"^\W*(?:can|could|does|do|is|are|will|would|should|may|must|has|have)\b|"
@@ -46,22 +46,23 @@ def with_caveat(quotes: Sequence[Quote], question: str,
         if quote.page is not None:
             continue
         chunks = section_chunks(quote.path, quote.heading)
-        for first, last, body in _callouts(_section_lines(quote, chunks)):
+        for first, last, body in _callouts(section_lines(quote, chunks)):
             heading = next(c.heading for c in chunks if c.line_start <= first <= c.line_end)
             about = query_terms(body) & specific or _OF_THE_NOTE.match(body) and heading == quote.title
             if about and _LIMIT.search(body) and len(body) <= MAX_CAVEAT_CHARS \
                     and not any(q.path == quote.path and q.line_start <= last and first <= q.line_end for q in quotes):
                 caveat = replace(quote, text=body, kind="sentence", line_start=first, line_end=last,
                                  heading=heading)
-                return _in_place(quotes, caveat)
+                return in_place(quotes, caveat)
     return list(quotes)
 
 
-def _in_place(quotes: Sequence[Quote], caveat: Quote) -> list[Quote]:
-    """The quotes with the caveat among its note's quotes by line, renumbered."""
-    same = [i for i, q in enumerate(quotes) if q.path == caveat.path]
-    place = next((i for i in same if quotes[i].line_start > caveat.line_end), same[-1] + 1)
-    out = [*quotes[:place], caveat, *quotes[place:]]
+def in_place(quotes: Sequence[Quote], added: Quote) -> list[Quote]:
+    """The quotes with ``added`` (read from its note once the rest were chosen) among that note's
+    quotes by line, renumbered."""
+    same = [i for i, q in enumerate(quotes) if q.path == added.path]
+    place = next((i for i in same if quotes[i].line_start > added.line_end), same[-1] + 1)
+    out = [*quotes[:place], added, *quotes[place:]]
     return [replace(q, n=n) for n, q in enumerate(out, 1)]
 
 

@@ -82,7 +82,7 @@ def shown(quotes: Sequence[Quote], quote: Quote, line: int) -> bool:
     return any(q.path == quote.path and q.page == quote.page and q.line_start <= line <= q.line_end for q in quotes)
 
 
-def _section_lines(quote: Quote, chunks: Sequence[Chunk]) -> dict[int, str]:
+def section_lines(quote: Quote, chunks: Sequence[Chunk]) -> dict[int, str]:
     """The note's lines the section's chunks hold, by line number (chunks overlap: one text a line)."""
     lines: dict[int, str] = {}
     for chunk, texts in file_lines(quote, chunks):
@@ -145,7 +145,7 @@ def with_row_headers(quotes: Sequence[Quote], section_chunks: Callable[[str, str
 
 
 def _named_row(quote: Quote, chunks: Sequence[Chunk]) -> tuple[str, str] | None:
-    lines = _section_lines(quote, chunks)
+    lines = section_lines(quote, chunks)
     if quote.line_start not in lines:
         return None
     row = pipe_cells(lines[quote.line_start])
@@ -224,7 +224,7 @@ def with_whole_procedure(quotes: Sequence[Quote], question: str,
 def _procedure(quote: Quote, chunks: Sequence[Chunk]) -> tuple[list[str], int, int] | None:
     """The numbered list the quote's first line stands in, as the note shows it, when the quote
     holds only part of it and it fits a block's bounds; its first and last lines in the file."""
-    lines = _section_lines(quote, chunks)
+    lines = section_lines(quote, chunks)
     if not _ORDERED.match(lines.get(quote.line_start, "")):
         return None
     first = quote.line_start
@@ -321,7 +321,7 @@ def with_callout_titles(quotes: Sequence[Quote], section_chunks: Callable[[str, 
 
 
 def _opens_quoted_block(quote: Quote, section_chunks) -> bool:
-    line = _section_lines(quote, section_chunks(quote.path, quote.heading)).get(quote.line_start, "")
+    line = section_lines(quote, section_chunks(quote.path, quote.heading)).get(quote.line_start, "")
     return line.lstrip().startswith(">")
 
 
