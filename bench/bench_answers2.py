@@ -37,6 +37,8 @@ Sets (``bench/questions``; ``--set`` picks some, default all):
 - shelf:        shelf.jsonl, 48 questions on 4 other long PDF reports (40 answerable, 8 not), written blind in
                 session 29, half tune (odd ids: their answers were read) and half check (never read);
                 scored as reports, in a folder of its own (``SHELF``).
+- users2:       users2.jsonl, 48 questions typed as users ask (40 answerable, 32 help vault and 8
+                examples; 8 unanswerable), written blind in session 30 as users.jsonl was; scored as users.
 Halves: multipart/howto/unanswerable carry "split": tune|check; for the older sets, odd ids
 are tune and even ids check (as bench_paraphrase's dev/test). ``--split`` keeps one half.
 
@@ -102,7 +104,7 @@ SETS = {"answers": "answers.jsonl", "paraphrase": "paraphrase.jsonl", "multipart
         "howto": "howto.jsonl", "unanswerable": "unanswerable_users.jsonl", "reports": "reports.jsonl",
         "users": "users.jsonl", "keys": "keys.jsonl", "when": "when.jsonl", "where": "where.jsonl",
         "define": "define.jsonl", "lists": "lists.jsonl", "asks": "asks.jsonl", "yesno": "yesno.jsonl",
-        "why": "why.jsonl", "shelf": "shelf.jsonl"}
+        "why": "why.jsonl", "shelf": "shelf.jsonl", "users2": "users2.jsonl"}
 
 
 def load_set(name: str) -> list[dict]:
@@ -133,7 +135,7 @@ def check_sets() -> int:
                 if not note.is_file() or missing:
                     bad += 1
                     print(f"{row['id']}: {part['path']} {'missing file' if not note.is_file() else missing}")
-    for row in (r for r in load_set("users") if r["answerable"]):  # facts are matched as is (score)
+    for row in (r for name in ("users", "users2") for r in load_set(name) if r["answerable"]):  # facts: as is (score)
         note = CORPORA[row["corpus"]] / row["path"]
         text = note.read_text(encoding="utf-8").lower() if note.is_file() else ""
         missing = [f for f in row["facts"] if f.lower() not in text]
