@@ -295,6 +295,22 @@ def asks_reason(question: str) -> bool:
     return bool(_ASKS_REASON.search(question))
 
 
+# A statement typed before the question, as users type: "oops, I committed too early. how do I take
+# that commit back?", "Someone on the forum gave me a few lines of CSS to recolour my headings.
+# Where do I put that?". Typed questions start their next sentence in lower case as often as not.
+_STATED_BEFORE = re.compile(r"(?<!\b[A-Za-z])(?<!\be\.g)(?<!\bi\.e)(?<!\betc)(?<!\bvs)[.!]\s+(?=[\"'“(\[A-Za-z])")
+
+
+def context_words(question: str) -> set[str]:
+    """The lower-case words of the statements a question opens with that the question itself,
+    after them, does not use: {"oops", "committed", "early"} above. They set the scene; what is
+    asked is in the sentence that asks."""
+    *stated, asking = _STATED_BEFORE.split(question.strip()) or [""]
+    if not stated or "?" in " ".join(stated):
+        return set()
+    return set(_WORD.findall(" ".join(stated).lower())) - set(_WORD.findall(asking.lower()))
+
+
 def gives_reason(text: str) -> bool:
     """Does the text state a cause in words that say it is one ("due to", "driven by")?"""
     return bool(_GIVES_REASON.search(text))

@@ -378,3 +378,20 @@ def test_a_circumstance_is_never_said_missing(example_vault_env, monkeypatch, ca
     question = "What is editable mode for, when installing a Python package?"
     result = _ask(monkeypatch, capsys, example_vault_env, question)
     assert result["missing_parts"] == [] and "pip install -e ." in _shown(result)
+
+
+def test_a_word_of_the_statement_typed_before_the_question_is_no_word_to_find(example_vault_env, monkeypatch,
+                                                                              capsys):
+    """"oops, I committed too early. how do I take that commit back ...?" was refused because no
+    note says "oops" or "early": the statement sets the scene, the sentence after it asks, and the
+    Git note answers it. A word no note uses in the sentence that asks still refuses."""
+    from ragcli.words import context_words
+    assert context_words("oops, I committed too early. how do I take that commit back?") == {
+        "oops", "committed", "too", "early"}
+    assert context_words("How do I froth milk for a flat white?") == set()
+    assert context_words("Why? Because I asked. How?") == set()  # a question before: no statement to set aside
+    result = _ask(monkeypatch, capsys, example_vault_env,
+                  "oops, I committed too early. how do I take that commit back but still have my edits?")
+    assert result["covered"] and "git reset --soft HEAD~1" in _shown(result), result
+    result = _ask(monkeypatch, capsys, example_vault_env, "We love Lisbon. Which hotel are we staying at?")
+    assert not result["covered"] and "hotel" in result["not_mentioned"]

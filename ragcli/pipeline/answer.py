@@ -46,7 +46,7 @@ from ..retrieve.periods import of_the_years_asked
 from ..retrieve.rule_before import (complete_lead_ins, with_callout_titles, with_line_above, with_row_headers,
                                     with_rule_before, with_whole_procedure)
 from ..types import Answer, Hit, Quote, Source
-from ..words import asks_figure, asks_reason, holds_figure, query_terms, without_notes_frame
+from ..words import asks_figure, asks_reason, context_words, holds_figure, query_terms, without_notes_frame
 from .session import Session
 from .unsaid import (asks_a_quality_no_passage_says, asks_what_no_note_says, evidence_text, hit_text,
                      said_in_other_words)
@@ -167,7 +167,11 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
     # A thing the question names that no passage read names is not what they answer, however close
     # they come: "move my vault over to Logseq" reads the notes on moving vaults (0.55); Logseq is
     # only in the importers' list, which is not among them.
-    if unfound or not covers(best, _close(asked, hits), asked, quotes, unknown + [w for w in unheard if w not in said]):
+    # nor is a word of a statement typed before the question ("oops, I committed too early. how do
+    # I take that commit back?"): it sets the scene, the question asks
+    scene = context_words(asked)
+    if unfound or not covers(best, _close(asked, hits), asked, quotes,
+                             unknown + [w for w in unheard if w not in said and w not in scene]):
         timings["total_s"] = time.perf_counter() - started
         return Answer(question, NOT_COVERED, [], model, timings, covered=False, retrieval_query=query,
                       not_mentioned=unknown + unheard, not_found=[n for n in unfound if n not in unknown],
