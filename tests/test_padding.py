@@ -38,6 +38,17 @@ def test_what_gives_a_step():
     assert [gives_step(u) for u in sentences] == [True, False, True, True]
 
 
+def test_a_step_said_to_the_reader_as_you_can_is_a_step():
+    """"If you want to edit consecutive lines ..., you can hold `Shift+Alt` ... while dragging." says
+    what to do; beside "To remove a selection ..., click anywhere" it was let go as padding, and the
+    answer to "put my cursor on ten lines at once, like a column" lost its keys (users2 u2-05)."""
+    units = _units("/v/Multiple cursors.md", "Multiple cursors", "Multiple cursors > Rectangular selection",
+                   "If you want to edit consecutive lines of text, you can hold `Shift+Alt` while dragging.\n\n"
+                   "You can also hold the middle mouse button while dragging.\n\n"
+                   "You can only have one rectangular selection at a time.\n")
+    assert [gives_step(u) for u in units] == [True, True, False]
+
+
 def test_beside_a_step_a_description_only_pads_a_how_to_answer():
     units = _units("/v/Embed web pages.md", "Embed web pages", "Embed web pages", EMBED)
     learn, step = _unit(units, "Learn how to use"), _unit(units, "To embed a web page")

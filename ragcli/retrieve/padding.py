@@ -31,11 +31,13 @@ STEP_KINDS = (*BLOCK_KINDS, "row")  # a table row: a shortcut, a setting, a valu
 # A sentence that gives a step: a purpose then the step ("To create a callout, add ..."), the
 # means ("... by adding a plus"), an imperative ("Install Obsidian Headless to ..."), or a lead-in.
 STEP_SENTENCE = re.compile(r"(?:^|[.!?]\s+)to [a-z]+\b[^.,:;]{0,80},\s*\S|\bby [a-z-]+ing\b", re.I)
-_IMPERATIVE = re.compile(
-    r"^(?:install|open|use|add|click|select|press|type|enter|run|set|create|choose|go|drag|copy|paste|tap|"
-    r"navigate|enable|disable|turn|right-click|hold|find|start|save|move|rename|delete|insert|change|"
-    r"configure|download|restart|switch|toggle|search|write|put|make|check|remove|replace|edit|log|sign|drop)\b",
-    re.I)
+_VERBS = (r"(?:install|open|use|add|click|select|press|type|enter|run|set|create|choose|go|drag|copy|paste|tap|"
+          r"navigate|enable|disable|turn|right-click|hold|find|start|save|move|rename|delete|insert|change|"
+          r"configure|download|restart|switch|toggle|search|write|put|make|check|remove|replace|edit|log|sign|drop)\b")
+_IMPERATIVE = re.compile("^" + _VERBS, re.I)
+# The step said to the reader: "If you want to edit consecutive lines of text ..., you can hold
+# `Shift+Alt` ... while dragging."
+_YOU_CAN = re.compile(r"\byou can (?:also |then |now |simply |just |instead )?" + _VERBS, re.I)
 # A callout's title run into its text ("Bookmark a heading To bookmark a heading, right-click ..."):
 # the capital says a sentence starts there.
 _TITLED_STEP = re.compile(r"\sTo [a-z]+\b[^.,:;]{0,80},\s*\S")
@@ -54,7 +56,8 @@ def gives_step(unit: Unit) -> bool:
 def gives_instruction(text: str) -> bool:
     """Does a sentence say what to do (a purpose then the step, the means, an imperative)?"""
     text = text.rstrip()
-    return bool(STEP_SENTENCE.search(text) or _IMPERATIVE.match(text.lstrip("*_> ")) or _TITLED_STEP.search(text))
+    return bool(STEP_SENTENCE.search(text) or _IMPERATIVE.match(text.lstrip("*_> ")) or _TITLED_STEP.search(text)
+                or _YOU_CAN.search(text))
 
 
 AFTER_CODE_LINES = 3  # a fence and a blank line may stand between code and the sentence on it
