@@ -33,6 +33,11 @@ def test_a_leading_scope_is_no_part_of_its_own():
         "which operator checks that two values differ", "how do I loop over a list of authors"]
     # a clause that asks something is a part, whatever it opens with
     assert len(question_parts("When do I feed my starter before baking, and which brand of flour do I buy?")) == 2
+    # ... and one that says when the question applies is its circumstance, no part (users2 u2-45)
+    assert question_parts("After I record a lecture into a note, can Obsidian transcribe the audio into text for "
+                          "me?") == ["can Obsidian transcribe the audio into text for me"]
+    assert question_parts("If I uninstall Obsidian from my Android phone, do I lose my notes?") == [
+        "do I lose my notes"]
 
 
 def test_a_how_to_question_is_answered_by_the_sentence_that_gives_the_step(searcher):

@@ -54,10 +54,13 @@ _SCOPE = re.compile(rf"^(?:in|on|inside|within|for|with|using|under|from|at|whil
 
 
 def _with_scope(clauses: list[str]) -> list[str]:
-    """The clauses without a leading scope clause: each part is read beside the whole question,
-    which holds it (prefixed to each part, "In clipper templates" drew both parts' quotes to the
-    templates note's opening sentence)."""
-    return clauses[1:] if len(clauses) > 1 and _SCOPE.match(clauses[0]) else clauses
+    """The clauses without a leading scope clause, or a leading circumstance ("After I record a
+    lecture into a note, can Obsidian transcribe the audio ...?"): each part is read beside the
+    whole question, which holds it (prefixed to each part, "In clipper templates" drew both parts'
+    quotes to the templates note's opening sentence). Counted as a part, a circumstance made a
+    simple question one of two, and a word no note uses in the other no longer hedged the answer."""
+    lead = clauses[0] if len(clauses) > 1 else ""
+    return clauses[1:] if lead and (_SCOPE.match(lead) or _CIRCUMSTANCE.match(lead)) else clauses
 
 
 # "..., when installing a Python package", "..., when you rename a file": when the clause before
