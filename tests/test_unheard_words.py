@@ -395,3 +395,14 @@ def test_a_word_of_the_statement_typed_before_the_question_is_no_word_to_find(ex
     assert result["covered"] and "git reset --soft HEAD~1" in _shown(result), result
     result = _ask(monkeypatch, capsys, example_vault_env, "We love Lisbon. Which hotel are we staying at?")
     assert not result["covered"] and "hotel" in result["not_mentioned"]
+
+
+def test_a_part_asking_how_much_of_a_thing_no_note_names_is_said_missing(example_vault_env, monkeypatch, capsys):
+    """"how much fertiliser should the tomatoes get, and how often?": the watering schedule's
+    minutes were taken for the amount, and "fertiliser" for a word the schedule says otherwise
+    ("irrigation", 0.50). The thing a part asks an amount of must be named, or nearly."""
+    result = _ask(monkeypatch, capsys, example_vault_env, "how much fertiliser should the tomatoes get, and how often?")
+    assert result["covered"] and result["missing_parts"] == ["how much fertiliser should the tomatoes get"], result
+    # the same question of a thing the notes name is answered in full
+    result = _ask(monkeypatch, capsys, example_vault_env, "how much salt goes in my bread, and how long does it rise?")
+    assert result["missing_parts"] == [], result

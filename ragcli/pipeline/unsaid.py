@@ -14,8 +14,13 @@ from ..types import Hit, Quote
 from ..words import asks_figure, holds_figure, query_terms
 
 
-# "which brand of flour": the thing a part asks for ("what" is as often a verb's subject: "what goes")
-_ASKED_THING = re.compile(r"\bwhich\s+([a-z][a-z-]+)")
+# "which brand of flour", "how much fertiliser": the thing a part asks for ("what" is as often a
+# verb's subject: "what goes")
+_ASKED_THING = re.compile(r"\b(?:which|how\s+(?:much|many))\s+([a-z][a-z-]+)")
+# ... said in other words only by a word this close: a word of the same topic comes within
+# SAID_OTHERWISE ("fertiliser" / "irrigation" 0.50 in the watering schedule), and a figure of
+# that topic (the schedule's minutes) is no amount of the thing asked
+THING_SAID = 0.60
 
 
 def asks_what_no_note_says(part: str, quotes: Sequence[Quote], searcher) -> bool:
@@ -24,18 +29,22 @@ def asks_what_no_note_says(part: str, quotes: Sequence[Quote], searcher) -> bool
     the question's subject and scores among answered parts (0.36 and up). It is not answered when
     it uses a word no note holds that no word of the quotes says in other words, and that word is
     the thing the part asks for ("which brand"), or none of the part's other words is quoted
-    ("can it transcribe my voice memos"). A figure of the kind asked, quoted, answers it."""
+    ("can it transcribe my voice memos"). A figure of the kind asked, quoted, answers it, unless
+    the thing asked is one no quote names, nor a word close to it (``THING_SAID``)."""
     unheard = unheard_words(part, searcher.index.keyword_df)
     if not unheard:
         return False
     texts = [evidence_text(q) for q in quotes]
+    asked = _ASKED_THING.search(part.lower())
+    if asked and asked.group(1) in unheard \
+            and not said_otherwise([asked.group(1)], texts, searcher.embed_passages, floor=THING_SAID):
+        return True
     unsaid = [w for w in unheard if w not in said_otherwise(unheard, texts, searcher.embed_passages)]
     if not unsaid or (asks_figure(part) and any(holds_figure(q.text, part) for q in quotes)):
         return False
-    asked = _ASKED_THING.search(part.lower())
     quoted = set().union(*(query_terms(t) for t in texts)) if texts else set()
     others = query_terms(part) - query_terms(" ".join(unsaid))
-    return bool(asked and asked.group(1) in unsaid) or not (others & quoted)
+    return not (others & quoted)
 
 
 def asks_a_quality_no_passage_says(part: str, hits: Sequence[Hit], searcher) -> bool:

@@ -187,10 +187,10 @@ SAID_OTHERWISE = 0.50
 _QUOTE_WORDS = 300  # distinct words of the quotes compared (a few quotes hold fewer)
 
 
-def said_otherwise(words: Sequence[str], texts: Sequence[str],
-                   embed: Callable[[list[str]], np.ndarray], most: int = _QUOTE_WORDS) -> list[str]:
-    """Those of ``words`` that some content word of ``texts`` is close to in meaning (the first
-    ``most`` distinct words of the texts read)."""
+def said_otherwise(words: Sequence[str], texts: Sequence[str], embed: Callable[[list[str]], np.ndarray],
+                   most: int = _QUOTE_WORDS, floor: float = SAID_OTHERWISE) -> list[str]:
+    """Those of ``words`` that some content word of ``texts`` is close to in meaning, ``floor`` or
+    nearer (the first ``most`` distinct words of the texts read)."""
     if not words:
         return []
     said = dict.fromkeys(w for text in texts for w in _TEXT_WORDS.findall(text.lower()) if query_terms(w))
@@ -199,7 +199,7 @@ def said_otherwise(words: Sequence[str], texts: Sequence[str],
         return []
     vectors = embed(list(words) + candidates)  # unit rows, from every embedder
     nearest = (vectors[:len(words)] @ vectors[len(words):].T).max(axis=1)
-    return [w for w, sim in zip(words, nearest) if sim >= SAID_OTHERWISE]
+    return [w for w, sim in zip(words, nearest) if sim >= floor]
 
 
 _TEXT_WORDS = re.compile(r"[a-z][a-z0-9-]{2,}")
