@@ -299,14 +299,24 @@ def asks_reason(question: str) -> bool:
 # that commit back?", "Someone on the forum gave me a few lines of CSS to recolour my headings.
 # Where do I put that?". Typed questions start their next sentence in lower case as often as not.
 _STATED_BEFORE = re.compile(r"(?<!\b[A-Za-z])(?<!\be\.g)(?<!\bi\.e)(?<!\betc)(?<!\bvs)[.!]\s+(?=[\"'“(\[A-Za-z])")
+# What the asker did or has, told in a clause of the question's own sentence: "my espresso comes
+# out sour and sprays everywhere, what am I doing wrong?", "I have two monitors; can I ...?"
+PREMISE = re.compile(r"^(?:i|i'm|i've|i'd|i'll|my|we|we're|we've|we'd|our)\s", re.I)
+_PREMISE_THEN_ASKED = re.compile(r"^([^,;]+)[,;]\s*((?:how|what|when|where|why|which|who|is|are|do|does|did|can|"
+                                 r"could|should|would|will|any)\b.*)$", re.I | re.S)
 
 
 def context_words(question: str) -> set[str]:
-    """The lower-case words of the statements a question opens with that the question itself,
-    after them, does not use: {"oops", "committed", "early"} above. They set the scene; what is
-    asked is in the sentence that asks."""
+    """The lower-case words of the statements a question opens with, or of the clause in which
+    the asker tells what they did or have, that the question itself, after them, does not use:
+    {"oops", "committed", "early"} above. They set the scene; what is asked is in what follows."""
     *stated, asking = _STATED_BEFORE.split(question.strip()) or [""]
-    if not stated or "?" in " ".join(stated):
+    if "?" in " ".join(stated):
+        return set()
+    told = _PREMISE_THEN_ASKED.match(asking.strip())
+    if told and PREMISE.match(told.group(1)):
+        stated, asking = [*stated, told.group(1)], told.group(2)
+    if not stated:
         return set()
     return set(_WORD.findall(" ".join(stated).lower())) - set(_WORD.findall(asking.lower()))
 

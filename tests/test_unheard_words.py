@@ -406,3 +406,29 @@ def test_a_part_asking_how_much_of_a_thing_no_note_names_is_said_missing(example
     # the same question of a thing the notes name is answered in full
     result = _ask(monkeypatch, capsys, example_vault_env, "how much salt goes in my bread, and how long does it rise?")
     assert result["missing_parts"] == [], result
+
+
+def test_what_the_asker_tells_first_sets_the_scene(example_vault_env, monkeypatch, capsys):
+    """"my espresso comes out sour and sprays everywhere, what am I doing wrong?" was refused for
+    "sprays", a word of what the asker tells, not of what they ask (the Espresso note's channeling
+    "shows up as spritzing and a sour, thin shot"). A word of the scene set before the question
+    ("I want to bake tomorrow.") does not refuse; it hedges, as any word no note uses does."""
+    from ragcli.words import context_words
+    assert context_words("my espresso comes out sour and sprays everywhere, what am I doing wrong?") == {
+        "my", "espresso", "comes", "out", "sour", "and", "sprays", "everywhere"}
+    assert context_words("which grinder, and how fine?") == set()  # no premise: nothing set aside
+    result = _ask(monkeypatch, capsys, example_vault_env,
+                  "my espresso comes out sour and sprays everywhere, what am I doing wrong?")
+    assert result["covered"] and "spritzing" in _shown(result), result
+    result = _ask(monkeypatch, capsys, example_vault_env,
+                  "I want to bake tomorrow. When do I need to feed the starter?")
+    assert result["covered"] and result["tentative"] and "the night before" in _shown(result), result
+
+
+def test_a_question_whose_every_asking_part_is_said_missing_is_refused(example_vault_env, monkeypatch, capsys):
+    """"I grow tomatoes on the balcony, how much fertiliser should they get?" asks one thing, which
+    no note says; the watering schedule shown under "Your notes don't say: how much fertiliser
+    ..." answered nothing."""
+    result = _ask(monkeypatch, capsys, example_vault_env,
+                  "I grow tomatoes on the balcony, how much fertiliser should they get?")
+    assert not result["covered"] and "fertiliser" in result["not_mentioned"], result

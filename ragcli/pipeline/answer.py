@@ -170,20 +170,28 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
     # nor is a word of a statement typed before the question ("oops, I committed too early. how do
     # I take that commit back?"): it sets the scene, the question asks
     scene = context_words(asked)
-    if unfound or not covers(best, _close(asked, hits), asked, quotes,
-                             unknown + [w for w in unheard if w not in said and w not in scene]):
+    refused = unfound or not covers(best, _close(asked, hits), asked, quotes,
+                                    unknown + [w for w in unheard if w not in said and w not in scene])
+    missing = [] if refused else evidence.missing + [
+        p for p in evidence.parts if p not in evidence.missing
+        and (asks_what_no_note_says(p, quotes, searcher) or asks_a_quality_no_passage_says(p, hits_and_rows, searcher))]
+    missing = [p for p in missing if not asks_nothing(p)]  # "when installing a Python package"
+    asking = [p for p in parts if not asks_nothing(p)]
+    # every part that asks said missing: "I grow tomatoes on the balcony, how much fertiliser
+    # should they get?" asks one thing, and the watering schedule quoted beside "Your notes don't
+    # say" answers nothing
+    if refused or asking and all(p in missing for p in asking):
         timings["total_s"] = time.perf_counter() - started
         return Answer(question, NOT_COVERED, [], model, timings, covered=False, retrieval_query=query,
                       not_mentioned=unknown + unheard, not_found=[n for n in unfound if n not in unknown],
                       nearest=_nearest(hits))
-    missing = evidence.missing + [p for p in evidence.parts if p not in evidence.missing
-                                  and (asks_what_no_note_says(p, quotes, searcher)
-                                       or asks_a_quality_no_passage_says(p, hits_and_rows, searcher))]
-    missing = [p for p in missing if not asks_nothing(p)]  # "when installing a Python package"
-    # A word no note uses ("read my notes out loud") makes a plain answer "may answer it"; a
-    # question's parts were each judged on their own words (``missing``): no hedge on top.
+    # A word no note uses ("read my notes out loud") makes a plain answer "may answer it", even one
+    # of the scene, which does not refuse ("I keep my tasks in todoist. how do I connect them to my
+    # daily note?"); a question's parts were each judged on their own words (``missing``): no hedge
+    # on top. What the asker tells first ("I bought a new espresso machine, how long should it
+    # warm up ...?") asks nothing, and is no part that lets a word of the other pass unhedged.
     shape = {"missing_parts": missing, "parts": parts if len(parts) > 1 else [],
-             "tentative": best < EVIDENCE_FLOOR or bool(unheard) and len(parts) < 2,
+             "tentative": best < EVIDENCE_FLOOR or bool(unheard) and len(asking) < 2,
              "not_mentioned": unknown + unheard}
     quotes = without_padding_best(without_quotes_of_missing_parts(quotes, evidence, missing), evidence,
                                   shape["tentative"])

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from ..words import answer_type, asks_figure, query_terms
+from ..words import PREMISE, answer_type, asks_figure, query_terms
 
 MAX_PARTS = 4
 _ASK = (r"how|what|when|where|why|which|who|whom|whose|is|are|was|were|do|does|did|can|could|"
@@ -58,7 +58,9 @@ def _with_scope(clauses: list[str]) -> list[str]:
     lecture into a note, can Obsidian transcribe the audio ...?"): each part is read beside the
     whole question, which holds it (prefixed to each part, "In clipper templates" drew both parts'
     quotes to the templates note's opening sentence). Counted as a part, a circumstance made a
-    simple question one of two, and a word no note uses in the other no longer hedged the answer."""
+    simple question one of two, and a word no note uses in the other no longer hedged the answer.
+    What the asker tells first ("I moved a bunch of notes into a new folder and now my links are
+    broken, how do I fix that?") stays: it is often what the question is about."""
     lead = clauses[0] if len(clauses) > 1 else ""
     return clauses[1:] if lead and (_SCOPE.match(lead) or _CIRCUMSTANCE.match(lead)) else clauses
 
@@ -70,16 +72,11 @@ _CIRCUMSTANCE = re.compile(r"^(?:when|while|once|if|after|before|until)\s+(?!(?:
                            r"should|would|will|shall|may|might|must|has|have|had)\b)", re.I)
 
 
-# "I committed too early; can I undo it ...?", "My business is VAT registered; how do I ...": what
-# the asker did or has, told so the question after it can be answered. No note says "I committed too
-# early", and "Your notes don't say: I committed too early?" was printed under the answer.
-_PREMISE = re.compile(r"^(?:i|i'm|i've|i'd|i'll|my|we|we're|we've|we'd|our)\s", re.I)
-
-
 def asks_nothing(part: str) -> bool:
     """Is the part only the circumstance of the one before ("when installing a Python package"),
-    or what the asker tells of themselves ("I committed too early")?"""
-    return bool(_CIRCUMSTANCE.match(part) or _PREMISE.match(part))
+    or what the asker tells of themselves (``words.PREMISE``: "I committed too early; can I undo
+    it ...?" printed "Your notes don't say: I committed too early?" under the answer)?"""
+    return bool(_CIRCUMSTANCE.match(part) or PREMISE.match(part))
 
 
 # "When I delete a note, ..., can I still get it back?": a part whose subject is what the part before
