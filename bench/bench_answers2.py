@@ -45,6 +45,8 @@ are tune and even ids check (as bench_paraphrase's dev/test). ``--split`` keeps 
 Figures per set and checkout, from `rag ask`'s own rendering (stdout above "Sources:"):
 - refused: answerable questions that got nothing from the notes; unans_answered: unanswerable
   ones that got quotes or an answer;
+- hedged: answerable questions answered under "These passages may answer it; none says so
+  plainly" (of those answered); unans_plain: unanswerable ones shown without that notice;
 - recall: share of the reference's content words in what is shown (answered questions);
   recall_all counts refusals as 0;
 - must: share of `must` strings shown (normalised: case, backticks, table bars, spacing);
@@ -197,6 +199,8 @@ def summarize(label: str, name: str, scored: list[dict]) -> dict:
         "set": name, "code": label, "n": len(scored),
         "refused": f"{len(ans) - len(got)}/{len(ans)}" if ans else "-",
         "unans_answered": f"{len(una) - sum(s['refused'] for s in una)}/{len(una)}" if una else "-",
+        "hedged": f"{sum(bool(s.get('hedged')) for s in got)}/{len(got)}" if got else "-",
+        "unans_plain": f"{sum(not s['refused'] and not s.get('hedged') for s in una)}/{len(una)}" if una else "-",
         "recall": m("recall"),
         "recall_all": mean((s.get("recall") if not s["refused"] else 0.0) for s in ans if "recall" in s),
         "must": over_all("must"), "block": over_all("block_whole"), "parts": over_all("parts"),
@@ -209,7 +213,7 @@ def summarize(label: str, name: str, scored: list[dict]) -> dict:
     }
 
 
-COLUMNS = ["set", "code", "n", "refused", "unans_answered", "recall", "recall_all", "must", "block", "parts",
+COLUMNS = ["set", "code", "n", "refused", "unans_answered", "hedged", "unans_plain", "recall", "recall_all", "must", "block", "parts",
            "all_parts", "facts", "note", "words", "repeats", "support", "invented", "quote_p50", "total_p50"]
 
 

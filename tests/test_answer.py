@@ -743,13 +743,16 @@ def test_words_of_the_question_frame_are_not_its_subject():
 
 def test_a_word_no_note_uses_is_said_and_weak_evidence_for_it_is_refused(example_vault_env, monkeypatch, capsys):
     """"Rest a steak after grilling": no note says "steak", and what comes nearest is refused,
-    with the words no note uses named. Strong evidence is still shown, with the word named."""
+    with the words no note uses named. Strong evidence is still shown, with the word named, and
+    plainly (not "may answer it") when its best quote is strong and the word is no scene set first."""
     _use(monkeypatch, example_vault_env)
     result = _ask(capsys, "How long should I rest a steak after grilling it?", "--quotes")
     assert not result["covered"] and result["not_mentioned"] == ["steak", "grilling"]
     result = _ask(capsys, "What pressure should the drip irrigation in my allotment run at?", "--quotes")
     assert result["covered"] and "1.7 bar" in _shown(result)
-    assert result["not_mentioned"] == ["allotment"] and result["tentative"]
+    assert result["not_mentioned"] == ["allotment"] and not result["tentative"]
+    result = _ask(capsys, "I drink cold brew every morning, what ratio do I use?", "--quotes")
+    assert result["covered"] and result["not_mentioned"] == ["drink"] and result["tentative"]
     # "what was the problem with" asks for a fault, as "what went wrong" does: the note says
     # "the crust too pale", never "problem", and is shown
     result = _ask(capsys, "What was the problem with the bake on pi day?", "--quotes")

@@ -192,6 +192,18 @@ def test_an_answered_question_in_parts_is_printed_without_the_hedge(example_vaul
     assert "No note uses \u201cloaf\u201d." in out and "may answer it" in out
 
 
+def test_a_strong_quote_is_not_hedged_for_a_word_no_note_uses(example_vault_env, monkeypatch, capsys):
+    """No note says "losing", and the Git note's "Undo the last commit but keep the changes"
+    answers it: shown plainly, as an answer, the word still named in the JSON."""
+    question = "How do I undo my last git commit without losing the changes?"
+    result = _ask(monkeypatch, capsys, example_vault_env, question)
+    assert result["covered"] and not result["tentative"] and result["not_mentioned"] == ["losing"]
+    assert "git reset --soft HEAD~1" in _shown(result)
+    assert main(["ask", question, "--quotes"]) == 0
+    out = capsys.readouterr().out
+    assert "git reset --soft HEAD~1" in out and "may answer it" not in out and "No note uses" not in out
+
+
 def test_no_model_sentence_for_a_question_using_a_word_no_note_uses(example_vault_env, monkeypatch, capsys):
     """The parts are answered, so the answer is not hedged; but the model, run on it, said "The
     valve I chose for the garden is the 16 mm drip line" (no note says "choose"): the quotes are
