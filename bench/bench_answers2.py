@@ -213,8 +213,9 @@ def summarize(label: str, name: str, scored: list[dict]) -> dict:
     }
 
 
-COLUMNS = ["set", "code", "n", "refused", "unans_answered", "hedged", "unans_plain", "recall", "recall_all", "must", "block", "parts",
-           "all_parts", "facts", "note", "words", "repeats", "support", "invented", "quote_p50", "total_p50"]
+COLUMNS = ["set", "code", "n", "refused", "unans_answered", "hedged", "unans_plain", "recall", "recall_all", "must",
+           "block", "parts", "all_parts", "facts", "note", "words", "repeats", "support", "invented", "quote_p50",
+           "total_p50"]
 
 
 def fmt(v) -> str:

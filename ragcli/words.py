@@ -285,6 +285,15 @@ def asks_how(question: str) -> bool:
     return bool(_HOW.search(question))
 
 
+# A question asking whether ("Can I ...?", "Does Obsidian ...?", "..., or does it have to ...?")
+_ASKS_WHETHER = re.compile(r"^\W*(?:can|could|does|do|is|are|will|would|should|may|must|has|have)\b|"
+                           r"[,;]\s*(?:or\s+)?(?:can|could|does|do|is|will|would)\s+(?:i|it|we|you|they)\b", re.I)
+
+
+def asks_whether(question: str) -> bool:
+    return bool(_ASKS_WHETHER.search(question))
+
+
 def asks_list(question: str) -> bool:
     """Does the question ask what there is of a kind (the ways, the types, the formats)?"""
     return bool(_ASKS_LIST.search(question)) and answer_type(question) is None

@@ -379,3 +379,21 @@ def test_two_items_of_one_short_list_are_quoted_as_the_list(searcher):
                            searcher.embed_passages, _idf(searcher))
     assert any("Belém" in q.text and "Sintra" in q.text for q in quotes)
     assert sum("Alfama" in q.text for q in quotes) == 1
+
+
+FAQ = ("**Can I use the commercial license I purchased on both my work phone and work computer?** Yes. The "
+       "commercial license is charged per seat count, not per device. This means you can use the same license key "
+       "on all your individual work devices.")
+
+
+def test_a_question_asking_whether_is_quoted_with_its_whole_paragraph(searcher):
+    """The paragraph (270 characters) is over the length quoted whole around its best sentence;
+    asked whether, its last sentence is the condition or the "so": "Yes. ... charged per seat
+    count, not per device" needs "This means you can use the same license key on all your ...
+    devices". Asked how it is charged, the paragraph is no longer than that length allows."""
+    chunk = Chunk("c", "/v/Commercial license.md", "Commercial license", "Commercial license > FAQ", FAQ, 79, 80)
+    whether = _best(searcher, "Can I use one commercial license on both my work laptop and my work phone?", chunk)
+    assert whether.text == FAQ and whether.line_start == 79
+    how = _best(searcher, "How is the commercial license charged?", chunk)
+    assert "same license key" not in how.text
+    assert all(u.passage is None for u in split_units(Hit(chunk, 1.0, 1)))

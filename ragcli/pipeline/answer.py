@@ -78,13 +78,14 @@ STRONG_HIT = 0.33
 PART_FLOOR = 0.25
 # A word no note uses makes an answer "may answer it" only while its best quote scores under this:
 # over it, the quotes answer in other words ("how do I undo my last git commit without losing the
-# changes?", 0.79) and are shown as the answer (the word stays in `not_mentioned`). Session 31 (bench/ISSUE19.md): on the vault sets' tune half,
-# 0.60 and up show no unanswerable question plainly (the highest, 0.600, asks Obsidian to transcribe
-# audio) and lift the notice from 10 answerable ones, none a wrong answer; on the check half 0.62
-# lifted 12, none wrong, no unanswerable one; on the PDF reports it showed one unanswerable question
-# plainly (0.639, "how many dollars ... set aside"), so 0.65. A word of the scene hedges at any
-# score: it names what the question is about ("I drink cold brew every morning, what ratio do I
-# use?" quotes the pour-over ratio at 0.656).
+# changes?", 0.79) and are shown as the answer (the word stays in `not_mentioned`). Session 31
+# (bench/ISSUE19.md): on the vault sets' tune half, 0.60 and up show no unanswerable question
+# plainly (the highest, 0.600, asks Obsidian to transcribe audio) and lift the notice from 10
+# answerable ones, none a wrong answer; on the check half 0.62 lifted 12, none wrong, no
+# unanswerable one; on the PDF reports it showed one unanswerable question plainly (0.639, "how
+# many dollars ... set aside"), so 0.65. A word of the scene hedges at any score: it names what the
+# question is about ("I drink cold brew every morning, what ratio do I use?" quotes the pour-over
+# ratio at 0.656).
 UNHEARD_FLOOR = 0.65
 PART_HITS = 3  # hits searched for each part of a question of several parts
 OnQuotes = Callable[[list[Quote]], None]

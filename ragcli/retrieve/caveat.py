@@ -10,12 +10,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from ..types import Chunk, Quote
-from ..words import query_terms
+from ..words import asks_whether, query_terms
 from .rule_before import section_lines
 
-# A question asking whether ("Can I ...?", "Does Obsidian ...?", "..., or does it have to ...?")
-_ASKS_WHETHER = re.compile(r"^\W*(?:can|could|does|do|is|are|will|would|should|may|must|has|have)\b|"
-                           r"[,;]\s*(?:or\s+)?(?:can|could|does|do|is|will|would)\s+(?:i|it|we|you|they)\b", re.I)
 # What a caveat says: a limit, a condition, a version ("only on Desktop", "not available when ...",
 # "don't allow", "requires", "18 and higher", "at the moment")
 _LIMIT = re.compile(r"\b(?:only|not|no longer|cannot|unless|requires?|required|at the moment|currently)\b|n't\b|"
@@ -38,7 +35,7 @@ def with_caveat(quotes: Sequence[Quote], question: str,
     """For a question asking whether, the first callout of a quote's section that states a limit
     about what was asked and is not quoted already, placed by its line beside that quote: one for
     the answer."""
-    if not _ASKS_WHETHER.search(question):
+    if not asks_whether(question):
         return list(quotes)
     asked = sorted(query_terms(question))
     specific = {t for t, v in idf(asked).items() if v >= SPECIFIC_IDF} if asked else set()

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..types import Chunk, Hit, Quote
-from ..words import (answer_type, asks_figure, asks_how, asks_list, asks_reason, done_without, holds_figure,
+from ..words import (answer_type, asks_figure, asks_how, asks_list, asks_reason, asks_whether, done_without, holds_figure,
                      query_terms, says_without)
 from .between import with_sentences_between
 from .definitions import defined_thing, defines
@@ -33,7 +33,7 @@ from .parts import refers_back
 from .once import dedupe_contained, inside, said_once, same_words, says_more, units_once
 from .padding import BLOCK_KINDS, STEP_SENTENCE, best_pads, without_padding
 from .steps import is_list, is_procedure, other_steps, steps_holding, steps_whole, whole_lists
-from .units import Unit, split_units
+from .units import MAX_PASSAGE_CHARS, MAX_WHETHER_PASSAGE_CHARS, Unit, split_units
 
 __all__ = ["Unit", "split_units", "select_quotes", "unit_context", "word_scores"]
 
@@ -144,7 +144,8 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
     after the espresso clicks asks for the Espresso recipe's 1:2, not the grinder's table again,
     which "What ratio (many clicks for espresso on my grinder)?" matches best."""
     parts = list(parts) if len(parts) > 1 else []
-    units = units_once([u for hit in hits for u in split_units(hit)])
+    passage_chars = MAX_WHETHER_PASSAGE_CHARS if asks_whether(question) else MAX_PASSAGE_CHARS
+    units = units_once([u for hit in hits for u in split_units(hit, passage_chars)])
     if not asks_list(question):  # a table whole answers what there is to choose from, and takes a place
         units = [u for u in units if u.kind not in ("table", "list")]  # among those a row or item would have
     if not units:
