@@ -34,6 +34,10 @@ def test_follow_up_heuristic():
     assert not looks_like_follow_up("How long should the shot take?", pour_over)
     assert looks_like_follow_up("How long should the shot take?", "Pull the shot in 25 to 30 seconds.")
     assert looks_like_follow_up("Examples?", pour_over)
+    # "use" asks nothing of its own: "what ratio do I use?" asks a ratio of what the turn before read
+    espresso = "Dose 18 g in, 36 g out, in 25 to 30 seconds. That 1:2 ratio is the starting point."
+    assert looks_like_follow_up("what ratio do I use?", espresso)
+    assert not looks_like_follow_up("what ratio do I use?", pour_over)
 
 
 def test_session_combines_follow_ups_for_retrieval(help_vault_env):
@@ -123,6 +127,22 @@ def test_a_bare_follow_up_is_answered_by_its_own_words(example_vault_env):
     assert "1:16.7" in quoted[4] and "Start here" not in quoted[4]  # the ratio again, of pour over
     # after pour over, "the shot" is no pour over's: the turn before read nothing of a shot
     assert "25 to 30 seconds" in quoted[5] and "2:45" not in quoted[5]
+
+
+
+def test_a_question_whose_only_verb_is_use_follows_the_conversation(example_vault_env):
+    """"what ratio do I use?" after the espresso's clicks and shot time asks the espresso's ratio:
+    it was searched alone, and the pour over's ratio answered it."""
+    env = {**os.environ, **example_vault_env}
+    turns = ["How many clicks for espresso on my grinder?", "and how long should the shot take?",
+             "what ratio do I use?"]
+    proc = subprocess.run([sys.executable, "-m", "ragcli.cli", "chat", "--json", "--max-tokens", "16"],
+                          input="\n".join(turns) + "\n", capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    answers = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    assert len(answers) == 3
+    ratio = " ".join(q["text"] for q in answers[2]["quotes"])
+    assert "1:2 ratio" in ratio and "1:16.7" not in ratio
 
 
 def test_a_follow_up_to_what_a_thing_is_asks_of_that_thing(example_vault_env, monkeypatch):

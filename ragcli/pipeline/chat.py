@@ -28,10 +28,15 @@ _ANAPHORA = re.compile(r"\b(it|its|it's|this|that|these|those|they|them|their|th
                        r"he|she|him|her|such|above|same|former|latter)\b", re.I)
 
 
+# Verbs that ask nothing of their own in a short question: "what ratio do I use?" asks for a
+# ratio, of whatever the conversation is about
+_LIGHT_VERBS = frozenset({"use", "need", "get", "go", "want"})
+
+
 def looks_like_follow_up(question: str, before: str = "") -> bool:
     """Heuristic: a question that leans on the previous one for its subject. ``before``: what the
     turn before read (its quotes)."""
-    words = query_terms(question)
+    words = query_terms(question) - _LIGHT_VERBS
     if _FOLLOW_UP_START.search(question):
         return True
     # "Why?", "Examples?" lean on the turn before; a whole question about one thing ("How long
