@@ -92,7 +92,11 @@ def test_follow_ups_are_rewritten_to_stand_alone():
     assert standalone("Is there a tram?", lisbon) == "Is there a tram (am I staying in Lisbon)?"  # no place
     # what was asked of nothing in particular keeps the whole previous question beside it
     assert standalone("What ratio?", Turn("How many clicks?", "How many clicks?", grinders)) \
-        == "What ratio (many clicks)?"
+        == "What ratio (clicks)?"
+    # ... without its frame: "long" is no word of what was asked ("(long should the shot take)" was
+    # searched, and no note uses "long")
+    shot = Turn("And how long should the shot take?", "How long should the shot take?", grinders)
+    assert standalone("what ratio do I use?", shot) == "What ratio do I use (the shot take)?"
 
 
 def test_piped_chat_json_answers_each_line_in_context(help_vault_env):

@@ -53,7 +53,10 @@ _ABOUT = re.compile(r"^\s*(?:and\s+)?(?:what|how)\s+about\s+(.+?)\s*\??\s*$", re
 _AND_FOR = re.compile(r"^\s*(?:and|or)\s+(for|with|in|on|at|from)\s+(.+?)\s*\??\s*$", re.I)
 _POSSESSIVE = re.compile(r"\b(its|their)\b", re.I)
 _PRONOUN = re.compile(r"\b(it|this|that|them|they|these|those)\b", re.I)
-_QUESTION_HEAD = re.compile(r"^\s*(?:how|what|where|when|why|which|who|can|do|does|is|are|should)\b"
+# "how long", "how many": the question's frame with it ("long" in the rewritten "what ratio do I use
+# (long should the shot take)?" was a word no note uses, and hedged the answer)
+_QUESTION_HEAD = re.compile(r"^\s*(?:how(?:\s+(?:long|many|much|often|far|hot|big|old|soon))?|what|where|when|why|"
+                            r"which|who|can|do|does|is|are|should)\b"
                             r"(?:\s+(?:do|does|can|should|is|are|would|could)\b)?(?:\s+(?:i|we|you)\b)?\s*", re.I)
 
 
