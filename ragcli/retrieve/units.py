@@ -26,11 +26,6 @@ from .pdf_lines import listing_entries, pdf_lines_joined, without_item_labels
 MIN_UNIT_CHARS = 12
 MAX_UNIT_CHARS = 600
 MAX_PASSAGE_CHARS = 240  # a paragraph up to this long is quoted whole around its best sentence
-# ... and for a question asking whether ("Can I put a password on just one of my published
-# notes?"), where the rest of the paragraph holds the condition or the "but" ("..., but only if
-# ..."): session 31, every set quotes only, yes/no recall 0.909 -> 0.941 (two answers gain on each
-# half), 3-4 words more a question there and on the paraphrases, no answer loses recall.
-MAX_WHETHER_PASSAGE_CHARS = 400
 MAX_BLOCK_LINES = 14  # a lead-in takes at most this many lines of the block after it along
 MAX_BLOCK_CHARS = 900
 WHOLE_CODE_LINES = 12  # a code block up to this long is one unit; a longer one, runs of 3 lines
