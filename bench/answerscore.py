@@ -120,8 +120,8 @@ def score(row: dict, record: dict) -> dict:
     words = content_words(shown)
     out = {"id": row["id"], "set": row["set"], "answerable": row["answerable"], "refused": refused(record),
            "words_read": len(shown.split()), "first_quote_s": record["first_quote_s"],
-           "total_s": record["total_s"], "dropped": record["dropped"],
-           "hedged": not refused(record) and "These passages may answer it" in record["stdout"]}
+           "total_s": record["total_s"], "dropped": record["dropped"]}
+    out["hedged"] = not out["refused"] and "These passages may answer it" in record["stdout"]
     answer = answer_only(record)
     # the "says it twice": a quote of 5+ words that the reader meets again below it
     flat = " ".join(shown.split())

@@ -203,7 +203,7 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
     # warm up ...?") asks nothing, and is no part that lets a word of the other pass unhedged.
     shape = {"missing_parts": missing, "parts": parts if len(parts) > 1 else [],
              "tentative": best < EVIDENCE_FLOOR or bool(unheard) and len(asking) < 2
-                           and (best < UNHEARD_FLOOR or any(w in scene for w in unheard)),
+                           and (best < UNHEARD_FLOOR or not scene.isdisjoint(unheard)),
              "not_mentioned": unknown + unheard}
     quotes = without_padding_best(without_quotes_of_missing_parts(quotes, evidence, missing), evidence,
                                   shape["tentative"])

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..types import Chunk, Hit, Quote
-from ..words import (answer_type, asks_figure, asks_how, asks_list, asks_reason, asks_whether, done_without, holds_figure,
-                     query_terms, says_without)
+from ..words import (answer_type, asks_figure, asks_how, asks_list, asks_reason, asks_whether, done_without,
+                     holds_figure, query_terms, says_without)
 from .between import with_sentences_between
 from .definitions import defined_thing, defines
 from .following import with_next_figure, with_reason
