@@ -70,6 +70,11 @@ def test_words_that_say_when_or_stand_for_anything_are_no_words_to_find(example_
         df = session.open_reader().keyword_df
         assert unheard_words("How do I install my package so edits show up right away?", df) == []
         assert unheard_words("Which hotel is near somewhere else?", df) == ["hotel"]
+        # "again", "each time": when, not what; "in actual numbers": the form a figure answers in
+        assert unheard_words("How do I install my package without installing it again each time?", df) == []
+    result = _ask(monkeypatch, capsys, example_vault_env,
+                  "how much better was DPR than BM25 in that paper I read, in actual numbers?")
+    assert result["covered"] and "numbers" not in result["not_mentioned"] and "78.4%" in _shown(result)
 
 
 def test_how_come_and_even_though_are_no_words_to_find(example_vault_env, monkeypatch, capsys):

@@ -23,7 +23,9 @@ MIN_TERM_COVERAGE = 0.5  # in between: relevant when half the question's words a
 # use them, and "No note mentions “right”, “away”" refused "how do I install my package so edits show
 # up right away?"
 _NO_SUBJECT = re.compile(r"\b(?:right (?:away|now)|straight away|at once|for good|by (?:mistake|accident)|on purpose|"
-                         r"at all|differences? between)\b|\b(?:any|some|every|no)(?:thing|one|body|where)\b|\belse\b|"
+                         r"at all|differences? between|(?:all )?over again|again|(?:each|every) time|"
+                         # "in actual numbers": the form of the answer, which a figure gives
+                         r"in (?:actual|real|exact|hard|concrete|plain) (?:numbers|figures|terms|words))\b|\b(?:any|some|every|no)(?:thing|one|body|where)\b|\belse\b|"
                          # "what happens past that?", "what could cause it?": asking for what follows, or why
                          r"\bwhat (?:happens|happened|(?:will|would|could) happen|"
                          r"(?:(?:could|would|might|can) )?caus(?:e|es|ed))\b|"
