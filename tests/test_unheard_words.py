@@ -198,15 +198,15 @@ def test_an_answered_question_in_parts_is_printed_without_the_hedge(example_vaul
 
 
 def test_a_strong_quote_is_not_hedged_for_a_word_no_note_uses(example_vault_env, monkeypatch, capsys):
-    """No note says "losing", and the Git note's "Undo the last commit but keep the changes"
-    answers it: shown plainly, as an answer, the word still named in the JSON."""
-    question = "How do I undo my last git commit without losing the changes?"
+    """No note says "transit", and the Lisbon note's card answers it: shown plainly, as an answer,
+    the word still named in the JSON."""
+    question = "Which transit card should I buy in Lisbon?"
     result = _ask(monkeypatch, capsys, example_vault_env, question)
-    assert result["covered"] and not result["tentative"] and result["not_mentioned"] == ["losing"]
-    assert "git reset --soft HEAD~1" in _shown(result)
+    assert result["covered"] and not result["tentative"] and result["not_mentioned"] == ["transit"]
+    assert "Viva Viagem" in _shown(result)
     assert main(["ask", question, "--quotes"]) == 0
     out = capsys.readouterr().out
-    assert "git reset --soft HEAD~1" in out and "may answer it" not in out and "No note uses" not in out
+    assert "Viva Viagem" in out and "may answer it" not in out and "No note uses" not in out
 
 
 def test_no_model_sentence_for_a_question_using_a_word_no_note_uses(example_vault_env, monkeypatch, capsys):
@@ -449,3 +449,18 @@ def test_a_question_whose_every_asking_part_is_said_missing_is_refused(example_v
     result = _ask(monkeypatch, capsys, example_vault_env,
                   "I grow tomatoes on the balcony, how much fertiliser should they get?")
     assert not result["covered"] and "fertiliser" in result["not_mentioned"], result
+
+
+def test_a_particle_and_what_is_done_without_are_no_words_to_find(example_vault_env, monkeypatch, capsys):
+    """"take that back" is the Git note's "undo", "without losing my edits" its "keep the changes":
+    no note says "back" or "losing", and the question was refused."""
+    from ragcli.pipeline.session import Session
+    from ragcli.retrieve.relevance import unheard_words
+
+    with Session(load_config(env=example_vault_env)) as session:
+        df = session.open_reader().keyword_df
+        assert unheard_words("How do I throw the junk away without deleting my drafts?", df) == ["throw", "junk"]
+        assert unheard_words("Which hotel can I hunt down?", df) == ["hotel", "hunt"]
+    result = _ask(monkeypatch, capsys, example_vault_env,
+                  "I committed way too early. How do I take that back without losing my edits?")
+    assert result["covered"] and "git reset --soft HEAD~1" in _shown(result)

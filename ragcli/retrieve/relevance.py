@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from ..types import Hit
-from ..words import folded, forms, query_terms, without_notes_frame
+from ..words import done_without, folded, forms, query_terms, without_notes_frame
 
 # Relevance gate, calibrated on the Obsidian help vault (bench/bench_ask.py --calibrate):
 # the best hit's cosine (all-MiniLM-L6-v2) and how many of the question's content words
@@ -165,12 +165,19 @@ def unknown_names(question: str, df: Callable[[list[str]], list[int]]) -> list[s
 _WORDS = re.compile(r"(?<![\w'-])[a-z]{4,}(?![\w'-])")
 
 
+# A verb's particle says which way, not what: "take that back" is the note's "undo", "throw away"
+# its "discard", "hunt down" its "find". What the question asks to do without ("without losing my
+# edits") is a constraint the answer keeps in its own words ("keep the changes"): neither need be a
+# word of the notes. (Session 32: no unanswerable question of any set has an unheard word of either.)
+_PARTICLES = frozenset({"back", "away", "down"})
+
+
 def unheard_words(question: str, df: Callable[[list[str]], list[int]]) -> list[str]:
     """The question's lower-case words of four letters or more (not its frame) that no chunk
     holds in any form: asked whether Obsidian reads notes "out loud", notes that never say
     "loud" may answer about reading, not about that. Said beside the passages, so the reader
     knows what was matched in other words, or not at all."""
-    asked = _asked_terms(question)  # not the frame: "long" in "how long", "much" in "how much"
+    asked = _asked_terms(question) - done_without(question) - _PARTICLES  # not the frame: "long" in "how long"
     words = [w for w in dict.fromkeys(_WORDS.findall(folded(question))) if query_terms(w) and query_terms(w) <= asked]
     if not words:
         return []
