@@ -154,7 +154,7 @@ def score(row: dict, record: dict) -> dict:
         out["all_parts"] = all(covered)
     if row.get("file"):  # a report: a quote from it
         out["note_shown"] = any(str(q.get("path") or "").endswith("/" + row["file"]) for q in record["quotes"])
-    if row["set"] in ("paraphrase", "users", "users2", "users3"):
+    if row["set"] in ("paraphrase", "users", "users2", "users3", "users4"):
         want = {row["path"], *row.get("also", [])}
         shown_paths = {q.get("path", "") for q in record["quotes"]} | set(record["sources"])
         out["note_shown"] = any(p.endswith("/" + w) or p == w for p in shown_paths for w in want)

@@ -40,6 +40,7 @@ Sets (``bench/questions``; ``--set`` picks some, default all):
 - users2:       users2.jsonl, 48 questions typed as users ask (40 answerable, 32 help vault and 8
                 examples; 8 unanswerable), written blind in session 30 as users.jsonl was; scored as users.
 - users3:       users3.jsonl, a third such set (same shape, other notes), written blind in session 32.
+- users4:       users4.jsonl, a fourth (same shape, other notes again), written blind in session 32.
 Halves: multipart/howto/unanswerable carry "split": tune|check; for the older sets, odd ids
 are tune and even ids check (as bench_paraphrase's dev/test). ``--split`` keeps one half.
 
@@ -108,7 +109,7 @@ SETS = {"answers": "answers.jsonl", "paraphrase": "paraphrase.jsonl", "multipart
         "users": "users.jsonl", "keys": "keys.jsonl", "when": "when.jsonl", "where": "where.jsonl",
         "define": "define.jsonl", "lists": "lists.jsonl", "asks": "asks.jsonl", "yesno": "yesno.jsonl",
         "why": "why.jsonl", "shelf": "shelf.jsonl", "users2": "users2.jsonl",
-        "users3": "users3.jsonl"}
+        "users3": "users3.jsonl", "users4": "users4.jsonl"}
 
 
 def load_set(name: str) -> list[dict]:
@@ -139,7 +140,7 @@ def check_sets() -> int:
                 if not note.is_file() or missing:
                     bad += 1
                     print(f"{row['id']}: {part['path']} {'missing file' if not note.is_file() else missing}")
-    for row in (r for name in ("users", "users2", "users3") for r in load_set(name) if r["answerable"]):  # facts: as is (score)
+    for row in (r for name in ("users", "users2", "users3", "users4") for r in load_set(name) if r["answerable"]):  # facts: as is (score)
         note = CORPORA[row["corpus"]] / row["path"]
         text = note.read_text(encoding="utf-8").lower() if note.is_file() else ""
         missing = [f for f in row["facts"] if f.lower() not in text]

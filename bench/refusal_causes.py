@@ -28,7 +28,7 @@ SETS = {"answers": "answers.jsonl", "paraphrase": "paraphrase.jsonl", "users": "
         "unanswerable": "unanswerable_users.jsonl", "howto": "howto.jsonl", "multipart": "multipart.jsonl",
         "when": "when.jsonl", "where": "where.jsonl", "keys": "keys.jsonl", "define": "define.jsonl",
         "lists": "lists.jsonl", "asks": "asks.jsonl", "yesno": "yesno.jsonl",
-        "why": "why.jsonl", "users2": "users2.jsonl", "users3": "users3.jsonl"}
+        "why": "why.jsonl", "users2": "users2.jsonl", "users3": "users3.jsonl", "users4": "users4.jsonl"}
 
 
 def cause(row: dict) -> str:
