@@ -464,3 +464,15 @@ def test_a_particle_and_what_is_done_without_are_no_words_to_find(example_vault_
     result = _ask(monkeypatch, capsys, example_vault_env,
                   "I committed way too early. How do I take that back without losing my edits?")
     assert result["covered"] and "git reset --soft HEAD~1" in _shown(result)
+
+
+def test_a_name_told_before_the_question_is_named_not_refused(example_vault_env, monkeypatch, capsys):
+    """"I keep my beans in a Fellow Atmos canister.": what the asker has, not what they ask about, as
+    the words of a scene are; the clicks are shown, hedged, the name said to be in no note. Asked of
+    the name itself, the question is still refused."""
+    result = _ask(monkeypatch, capsys, example_vault_env,
+                  "I keep my beans in a Fellow Atmos canister. How many clicks for espresso on my grinder?")
+    assert result["covered"] and result["tentative"] and "Fellow Atmos" in result["not_mentioned"]
+    assert "Settings I use" in _shown(result)
+    result = _ask(monkeypatch, capsys, example_vault_env, "How many clicks for espresso on my Fellow Atmos grinder?")
+    assert not result["covered"] and "Fellow Atmos" in result["not_mentioned"]

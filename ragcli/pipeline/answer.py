@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import replace
+import re
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -181,8 +182,10 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
     # nor is a word of a statement typed before the question ("oops, I committed too early. how do
     # I take that commit back?"): it sets the scene, the question asks
     scene = context_words(asked)
-    refused = unfound or not covers(best, _close(asked, hits), asked, quotes,
-                                    unknown + [w for w in unheard if w not in said and w not in scene])
+    told = [n for n in dict.fromkeys(unfound + unknown) if _of_scene(n, scene)]  # hedged, never refused
+    refused = [n for n in unfound if n not in told] or not covers(
+        best, _close(asked, hits), asked, quotes,
+        [n for n in unknown if n not in told] + [w for w in unheard if w not in said and w not in scene])
     missing = [] if refused else evidence.missing + [
         p for p in evidence.parts if p not in evidence.missing
         and (asks_what_no_note_says(p, quotes, searcher) or asks_a_quality_no_passage_says(p, hits_and_rows, searcher))]
@@ -202,7 +205,7 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
     # on top. What the asker tells first ("I bought a new espresso machine, how long should it
     # warm up ...?") asks nothing, and is no part that lets a word of the other pass unhedged.
     shape = {"missing_parts": missing, "parts": parts if len(parts) > 1 else [],
-             "tentative": best < EVIDENCE_FLOOR or bool(unheard) and len(asking) < 2
+             "tentative": best < EVIDENCE_FLOOR or bool(told) or bool(unheard) and len(asking) < 2
                            and (best < UNHEARD_FLOOR or not scene.isdisjoint(unheard)),
              "not_mentioned": unknown + unheard}
     quotes = without_padding_best(without_quotes_of_missing_parts(quotes, evidence, missing), evidence,
@@ -309,6 +312,13 @@ def _lead_with_figure(gate: SentenceGate, asked: str, quotes: Sequence[Quote], i
     figure = direct_figure(asked, quotes, idf) or direct_count(asked, quotes)
     if figure is not None:
         gate.lead(figure.sentence(), _checker(asked, quotes, lifted=True))
+
+
+def _of_scene(name: str, scene: set[str]) -> bool:
+    """Is the name told in the scene set before the question ("I want a GitHub Actions job to push my
+    site updates ... which command and flag do I use?"), not asked about? Named, not refused: hedged."""
+    words = set(re.findall(r"\w+", name.lower()))
+    return bool(words) and words <= scene
 
 
 def _close(question: str, hits: Sequence[Hit]) -> bool:
