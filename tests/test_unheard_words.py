@@ -72,6 +72,8 @@ def test_words_that_say_when_or_stand_for_anything_are_no_words_to_find(example_
         assert unheard_words("Which hotel is near somewhere else?", df) == ["hotel"]
         # "again", "each time": when, not what; "in actual numbers": the form a figure answers in
         assert unheard_words("How do I install my package without installing it again each time?", df) == []
+        # "the grinder I wrote about": which note is meant, no word of what is asked
+        assert "wrote" not in unheard_words("Is the grinder I wrote about any good for espresso?", df)
     result = _ask(monkeypatch, capsys, example_vault_env,
                   "how much better was DPR than BM25 in that paper I read, in actual numbers?")
     assert result["covered"] and "numbers" not in result["not_mentioned"] and "78.4%" in _shown(result)
