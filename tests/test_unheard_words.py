@@ -74,6 +74,7 @@ def test_words_that_say_when_or_stand_for_anything_are_no_words_to_find(example_
         assert unheard_words("How do I install my package without installing it again each time?", df) == []
         # "the grinder I wrote about": which note is meant, no word of what is asked
         assert "wrote" not in unheard_words("Is the grinder I wrote about any good for espresso?", df)
+        assert unheard_words("Do the grinders clean themselves?", df) == []  # a pronoun, whatever it stands for
     result = _ask(monkeypatch, capsys, example_vault_env,
                   "how much better was DPR than BM25 in that paper I read, in actual numbers?")
     assert result["covered"] and "numbers" not in result["not_mentioned"] and "78.4%" in _shown(result)
@@ -436,6 +437,11 @@ def test_what_the_asker_tells_first_sets_the_scene(example_vault_env, monkeypatc
     assert context_words("my espresso comes out sour and sprays everywhere, what am I doing wrong?") == {
         "my", "espresso", "comes", "out", "sour", "and", "sprays", "everywhere"}
     assert context_words("which grinder, and how fine?") == set()  # no premise: nothing set aside
+    # a dash or a colon ends the premise as a comma does
+    assert context_words("I'm putting out a lib for others — is it ok to pin its dependencies?") == {
+        "i", "m", "putting", "out", "a", "lib", "for", "others"}
+    assert context_words("Our admins are asking: which port does it use?") == {"our", "admins", "are", "asking"}
+    assert context_words("How do I pin x - y?") == set()
     result = _ask(monkeypatch, capsys, example_vault_env,
                   "my espresso comes out sour and sprays everywhere, what am I doing wrong?")
     assert result["covered"] and "spritzing" in _shown(result), result

@@ -24,6 +24,8 @@ MIN_TERM_COVERAGE = 0.5  # in between: relevant when half the question's words a
 # up right away?"
 _NO_SUBJECT = re.compile(r"\b(?:right (?:away|now)|straight away|at once|for good|by (?:mistake|accident)|on purpose|"
                          r"at all|differences? between|(?:all )?over again|again|(?:each|every) time|"
+                         # "keep themselves up to date": a pronoun, whatever it stands for
+                         r"(?:my|your|our|them|him|her|it|one)sel(?:f|ves)|"
                          # "in actual numbers": the form of the answer, which a figure gives
                          r"in (?:actual|real|exact|hard|concrete|plain) (?:numbers|figures|terms|words)|"
                          # "the electric grinder I wrote about": which note, not what is asked of it
