@@ -274,3 +274,34 @@ def test_a_quote_opening_with_a_callouts_title_reads_it_as_a_label(tmp_path):
     moved = quote("Note If you can't see the tab, run the command.", 4)
     gone = quote("Note If you can't see the tab, run the command.", 3, tmp_path / "Gone.md")
     assert labelled([moved, gone]) == [moved, gone]
+
+
+HTML = ("## No Markdown inside HTML\n\n"
+        "Obsidian does not render Markdown syntax inside HTML elements.\n\n"
+        "For example, this will not work as expected:\n\n"
+        "```md\n<div>\nThis **will not** be bold.\n</div>\n```\n")
+EXAMPLE = "For example, this will not work as expected:"
+
+
+def _html(text: str = HTML) -> list[Chunk]:
+    return [Chunk("c3", "/v/HTML.md", "HTML", "HTML > No Markdown inside HTML", text, 50, 50 + text.count("\n"))]
+
+
+def _example_quote() -> Quote:
+    return Quote(1, f"{EXAMPLE}\n<div>\nThis **will not** be bold.\n</div>", "block", "/v/HTML.md", "HTML",
+                 "HTML > No Markdown inside HTML", 54, 60, None, 0.6)
+
+
+def test_an_example_is_shown_with_the_point_it_illustrates():
+    """u4-07: "I wrapped a paragraph in a <div> ... the **bold** inside just shows the asterisks" was
+    shown the example and not why: the one-line paragraph above "For example, ...:" is its point."""
+    quotes = with_rule_before([_example_quote()], lambda path, heading: _html())
+    assert quotes[0].text.startswith(f"Obsidian does not render Markdown syntax inside HTML elements. {EXAMPLE}\n<div>")
+    assert quotes[0].line_start == 52
+    # a point of two lines, or a lead-in that is no example, is left as it is
+    two_lines = HTML.replace("inside HTML elements.", "inside\nHTML elements.")
+    quote = replace(_example_quote(), line_start=55, line_end=61)
+    assert with_rule_before([quote], lambda path, heading: _html(two_lines)) == [quote]
+    plain = _example_quote()
+    plain = replace(plain, text=plain.text.replace("For example, this", "This"))
+    assert with_rule_before([plain], lambda path, heading: _html(HTML.replace("For example, this", "This"))) == [plain]

@@ -262,7 +262,10 @@ def _label_above_steps(quote: Quote, chunks: Sequence[Chunk]) -> tuple[str, int]
 
 def _with_rule(quote: Quote, section_chunks) -> Quote:
     lead, _, block = quote.text.partition("\n")
-    line, above = _line_and_above(quote, section_chunks(quote.path, quote.heading))
+    chunks = section_chunks(quote.path, quote.heading)
+    line, above = _line_and_above(quote, chunks)
+    if line is not None and not above.strip() and line.strip() == lead.strip() and _EXAMPLE.match(lead.strip()):
+        return _with_point(quote, lead, block, chunks)
     if line is None or above.strip():  # no line to read, or the paragraph began on an earlier line
         return quote
     text = line.strip()
@@ -273,6 +276,23 @@ def _with_rule(quote: Quote, section_chunks) -> Quote:
     if not before or not before[0].isupper() or before[-1] not in ".!?" or len(before) + len(lead) > bound:
         return quote
     return replace(quote, text=f"{before} {lead.strip()}\n{block}")
+
+
+# "For example, this will not work as expected:" then a `<div>` holding **bold**: the example, without
+# the paragraph before it ("Obsidian does not render Markdown syntax inside HTML elements."), shows
+# what goes wrong and not why
+_EXAMPLE = re.compile(r"^(?:for (?:example|instance)|e\.g\.)[\s,]", re.I)
+
+
+def _with_point(quote: Quote, lead: str, block: str, chunks: Sequence[Chunk]) -> Quote:
+    """An example's lead-in with the one-line paragraph just above it, the point it illustrates,
+    when that is prose and short (two lead-ins' bound)."""
+    lines = section_lines(quote, chunks)
+    point = lines.get(quote.line_start - 2, "").strip()
+    if lines.get(quote.line_start - 1, "x").strip() or lines.get(quote.line_start - 3, "").strip() \
+            or not PLAIN.match(point) or point[-1:] not in ".!?" or len(point) > 2 * MAX_LEAD_CHARS:
+        return quote
+    return replace(quote, text=f"{point} {lead.strip()}\n{block}", line_start=quote.line_start - 2)
 
 
 _FOLLOWS_ON = re.compile(r"^(?:as a result|as such|because of this|for this reason|therefore|thus|this means|"
