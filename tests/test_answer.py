@@ -562,6 +562,10 @@ def test_question_parts_by_general_rules():
     # a figure asked after a clause that asks none is a part, though it names nothing of its own
     assert question_parts("is there a student discount, and how much is it?") == [
         "is there a student discount", "how much is it"]
+    # a condition, then what is asked of it: "and if ... can I ..." (u4-29 was one part, refused whole)
+    assert question_parts("How do I report someone, and if I get banned by mistake can I contest it?") == [
+        "How do I report someone", "if I get banned by mistake can I contest it"]
+    assert len(question_parts("How do I sync, and if so how often?")) == 1  # no one asking after "if so"
 
 
 def test_how_much_asks_an_amount_not_a_time_taken():

@@ -22,6 +22,8 @@ _ASK = (r"how|what|when|where|why|which|who|whom|whose|is|are|was|were|do|does|d
         r"should|would|will|shall|may|must|has|have")
 # a clause boundary: "?", ";", or ", and" / " and" / "," right before a question word
 _CLAUSE = re.compile(rf"\?\s+|;\s*|,?\s+(?:and|also|plus|as well as)\s+(?=(?:(?:for|in|at|by|to|from)\s+)?(?:{_ASK})\b)"
+                     # "..., and if I ever get banned by mistake can I contest it?": a condition, then the ask
+                     rf"|,\s+and\s+(?=(?:if|when|once)\s[^,?]*?\b(?:{_ASK})\s+(?:i|we|you|it|they)\b)"
                      rf"|,\s+(?=(?:{_ASK})\b)", re.I)
 _COMPARE = re.compile(r"\b(?:compare|comparison|difference|differences|differ|versus|vs\.?|between|"
                       r"better|prefer|or)\b", re.I)
