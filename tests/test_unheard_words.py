@@ -395,6 +395,10 @@ def test_a_circumstance_is_never_said_missing(example_vault_env, monkeypatch, ca
     from ragcli.retrieve.parts import asks_nothing
 
     assert asks_nothing("when installing a Python package") and not asks_nothing("when is it worse")
+    # what the asker tells, then a question in the same part: the question asks (u4-19 was refused
+    # with its one asking part said missing)
+    assert asks_nothing("I committed too early") and asks_nothing("I use v2.1. I want it")
+    assert not asks_nothing("I bought my brother some credit as a present. Can he hand it on to a friend")
     question = "What is editable mode for, when installing a Python package?"
     result = _ask(monkeypatch, capsys, example_vault_env, question)
     assert result["missing_parts"] == [] and "pip install -e ." in _shown(result)

@@ -77,8 +77,13 @@ _CIRCUMSTANCE = re.compile(r"^(?:when|while|once|if|after|before|until)\s+(?!(?:
 def asks_nothing(part: str) -> bool:
     """Is the part only the circumstance of the one before ("when installing a Python package"),
     or what the asker tells of themselves (``words.PREMISE``: "I committed too early; can I undo
-    it ...?" printed "Your notes don't say: I committed too early?" under the answer)?"""
-    return bool(_CIRCUMSTANCE.match(part) or PREMISE.match(part))
+    it ...?" printed "Your notes don't say: I committed too early?" under the answer)? Read from the
+    part's last sentence: "I bought my brother some credit as a present. Can he hand it on ...?" asks."""
+    last = _SENTENCE_END.split(part.strip())[-1]
+    return bool(_CIRCUMSTANCE.match(part) or PREMISE.match(last))
+
+
+_SENTENCE_END = re.compile(r"(?<=[a-z0-9)][.!])\s+(?=[A-Z])")
 
 
 # "When I delete a note, ..., can I still get it back?": a part whose subject is what the part before
