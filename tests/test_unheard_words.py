@@ -446,6 +446,7 @@ def test_what_the_asker_tells_first_sets_the_scene(example_vault_env, monkeypatc
         "i", "m", "putting", "out", "a", "lib", "for", "others"}
     assert context_words("Our admins are asking: which port does it use?") == {"our", "admins", "are", "asking"}
     assert context_words("How do I pin x - y?") == set()
+    assert "timer" in context_words("I set the timer to 10:30, how long does it run?")  # a time's colon ends nothing
     result = _ask(monkeypatch, capsys, example_vault_env,
                   "my espresso comes out sour and sprays everywhere, what am I doing wrong?")
     assert result["covered"] and "spritzing" in _shown(result), result
