@@ -140,7 +140,8 @@ def check_sets() -> int:
                 if not note.is_file() or missing:
                     bad += 1
                     print(f"{row['id']}: {part['path']} {'missing file' if not note.is_file() else missing}")
-    for row in (r for name in ("users", "users2", "users3", "users4") for r in load_set(name) if r["answerable"]):  # facts: as is (score)
+    users = ("users", "users2", "users3", "users4")
+    for row in (r for name in users for r in load_set(name) if r["answerable"]):  # facts: as is (score)
         note = CORPORA[row["corpus"]] / row["path"]
         text = note.read_text(encoding="utf-8").lower() if note.is_file() else ""
         missing = [f for f in row["facts"] if f.lower() not in text]

@@ -30,7 +30,8 @@ _NO_SUBJECT = re.compile(r"\b(?:right (?:away|now)|straight away|at once|for goo
                          r"in (?:actual|real|exact|hard|concrete|plain) (?:numbers|figures|terms|words)|"
                          # "the electric grinder I wrote about": which note, not what is asked of it
                          r"(?:i|we)(?:'ve| have| had)? (?:ever |once |already )?(?:wrote|written|jotted|noted|logged)"
-                         r"(?: (?:down|up))?(?: (?:about|on))?)\b|\b(?:any|some|every|no)(?:thing|one|body|where)\b|\belse\b|"
+                         r"(?: (?:down|up))?(?: (?:about|on))?)\b|"
+                         r"\b(?:any|some|every|no)(?:thing|one|body|where)\b|\belse\b|"
                          # "what happens past that?", "what could cause it?": asking for what follows, or why
                          r"\bwhat (?:happens|happened|(?:will|would|could) happen|"
                          r"(?:(?:could|would|might|can) )?caus(?:e|es|ed))\b|"
