@@ -332,6 +332,17 @@ def context_words(question: str) -> set[str]:
     return set(_WORD.findall(" ".join(stated).lower())) - set(_WORD.findall(asking.lower()))
 
 
+def last_sentence(text: str) -> str:
+    """The text's last sentence, as ``context_words`` splits a question's statements from it."""
+    return _STATED_BEFORE.split(text.strip())[-1]
+
+
+def of_scene(name: str, scene: set[str]) -> bool:
+    """Is every word of the name one of the ``scene``'s (``context_words``): told, not asked about?"""
+    words = set(_WORD.findall(name.lower()))
+    return bool(words) and words <= scene
+
+
 def gives_reason(text: str) -> bool:
     """Does the text state a cause in words that say it is one ("due to", "driven by")?"""
     return bool(_GIVES_REASON.search(text))

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import replace
-import re
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -47,7 +46,7 @@ from ..retrieve.periods import of_the_years_asked
 from ..retrieve.rule_before import (complete_lead_ins, with_callout_titles, with_line_above, with_row_headers,
                                     with_rule_before, with_whole_procedure)
 from ..types import Answer, Hit, Quote, Source
-from ..words import asks_figure, asks_reason, context_words, holds_figure, query_terms, without_notes_frame
+from ..words import asks_figure, asks_reason, context_words, holds_figure, of_scene, query_terms, without_notes_frame
 from .session import Session
 from .unsaid import (asks_a_quality_no_passage_says, asks_what_no_note_says, evidence_text, hit_text,
                      said_in_other_words)
@@ -182,7 +181,9 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
     # nor is a word of a statement typed before the question ("oops, I committed too early. how do
     # I take that commit back?"): it sets the scene, the question asks
     scene = context_words(asked)
-    told = [n for n in dict.fromkeys(unfound + unknown) if _of_scene(n, scene)]  # hedged, never refused
+    # a name told there ("I want a GitHub Actions job to push my site updates ... which command and flag
+    # do I use?") is named and hedged, not refused
+    told = [n for n in dict.fromkeys(unfound + unknown) if of_scene(n, scene)]
     refused = [n for n in unfound if n not in told] or not covers(
         best, _close(asked, hits), asked, quotes,
         [n for n in unknown if n not in told] + [w for w in unheard if w not in said and w not in scene])
@@ -312,13 +313,6 @@ def _lead_with_figure(gate: SentenceGate, asked: str, quotes: Sequence[Quote], i
     figure = direct_figure(asked, quotes, idf) or direct_count(asked, quotes)
     if figure is not None:
         gate.lead(figure.sentence(), _checker(asked, quotes, lifted=True))
-
-
-def _of_scene(name: str, scene: set[str]) -> bool:
-    """Is the name told in the scene set before the question ("I want a GitHub Actions job to push my
-    site updates ... which command and flag do I use?"), not asked about? Named, not refused: hedged."""
-    words = set(re.findall(r"\w+", name.lower()))
-    return bool(words) and words <= scene
 
 
 def _close(question: str, hits: Sequence[Hit]) -> bool:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from ..words import PREMISE, answer_type, asks_figure, query_terms
+from ..words import PREMISE, answer_type, asks_figure, last_sentence, query_terms
 
 MAX_PARTS = 4
 _ASK = (r"how|what|when|where|why|which|who|whom|whose|is|are|was|were|do|does|did|can|could|"
@@ -79,11 +79,7 @@ def asks_nothing(part: str) -> bool:
     or what the asker tells of themselves (``words.PREMISE``: "I committed too early; can I undo
     it ...?" printed "Your notes don't say: I committed too early?" under the answer)? Read from the
     part's last sentence: "I bought my brother some credit as a present. Can he hand it on ...?" asks."""
-    last = _SENTENCE_END.split(part.strip())[-1]
-    return bool(_CIRCUMSTANCE.match(part) or PREMISE.match(last))
-
-
-_SENTENCE_END = re.compile(r"(?<=[a-z0-9)][.!])\s+(?=[A-Z])")
+    return bool(_CIRCUMSTANCE.match(part) or PREMISE.match(last_sentence(part)))
 
 
 # "When I delete a note, ..., can I still get it back?": a part whose subject is what the part before

@@ -264,7 +264,7 @@ def _with_rule(quote: Quote, section_chunks) -> Quote:
     lead, _, block = quote.text.partition("\n")
     chunks = section_chunks(quote.path, quote.heading)
     line, above = _line_and_above(quote, chunks)
-    if line is not None and not above.strip() and line.strip() == lead.strip() and _EXAMPLE.match(lead.strip()):
+    if line is not None and line.strip() == lead.strip() and _EXAMPLE.match(lead.strip()):
         return _with_point(quote, lead, block, chunks)
     if line is None or above.strip():  # no line to read, or the paragraph began on an earlier line
         return quote
