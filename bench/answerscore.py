@@ -22,6 +22,9 @@ _MISSING = re.compile(
     r"|\bnot (?:covered|mentioned|found) in your notes\b|\bno note (?:says|covers|mentions)\b"
     r"|\bnothing in your notes\b", re.IGNORECASE)
 
+# the sets of questions typed as users ask them: scored by the note each expects
+USERS_SETS = ("users", "users2", "users3", "users4")
+
 
 def content_words(text: str) -> set[str]:
     return {_stem(w) for w in _WORD.findall((text or "").lower()) if w not in _STOP and len(w) > 1}
@@ -154,7 +157,7 @@ def score(row: dict, record: dict) -> dict:
         out["all_parts"] = all(covered)
     if row.get("file"):  # a report: a quote from it
         out["note_shown"] = any(str(q.get("path") or "").endswith("/" + row["file"]) for q in record["quotes"])
-    if row["set"] in ("paraphrase", "users", "users2", "users3", "users4"):
+    if row["set"] in ("paraphrase", *USERS_SETS):
         want = {row["path"], *row.get("also", [])}
         shown_paths = {q.get("path", "") for q in record["quotes"]} | set(record["sources"])
         out["note_shown"] = any(p.endswith("/" + w) or p == w for p in shown_paths for w in want)

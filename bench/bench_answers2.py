@@ -89,7 +89,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from answerscore import score, shows
+from answerscore import USERS_SETS, score, shows
 from benchlib import rag_env
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -140,8 +140,7 @@ def check_sets() -> int:
                 if not note.is_file() or missing:
                     bad += 1
                     print(f"{row['id']}: {part['path']} {'missing file' if not note.is_file() else missing}")
-    users = ("users", "users2", "users3", "users4")
-    for row in (r for name in users for r in load_set(name) if r["answerable"]):  # facts: as is (score)
+    for row in (r for name in USERS_SETS for r in load_set(name) if r["answerable"]):  # facts: as is (score)
         note = CORPORA[row["corpus"]] / row["path"]
         text = note.read_text(encoding="utf-8").lower() if note.is_file() else ""
         missing = [f for f in row["facts"] if f.lower() not in text]
