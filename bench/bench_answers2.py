@@ -41,6 +41,7 @@ Sets (``bench/questions``; ``--set`` picks some, default all):
                 examples; 8 unanswerable), written blind in session 30 as users.jsonl was; scored as users.
 - users3:       users3.jsonl, a third such set (same shape, other notes), written blind in session 32.
 - users4:       users4.jsonl, a fourth (same shape, other notes again), written blind in session 32.
+- users5:       users5.jsonl, a fifth (same shape, the help vault's last unused notes), written blind in session 33.
 Halves: multipart/howto/unanswerable carry "split": tune|check; for the older sets, odd ids
 are tune and even ids check (as bench_paraphrase's dev/test). ``--split`` keeps one half.
 
@@ -109,7 +110,8 @@ SETS = {"answers": "answers.jsonl", "paraphrase": "paraphrase.jsonl", "multipart
         "users": "users.jsonl", "keys": "keys.jsonl", "when": "when.jsonl", "where": "where.jsonl",
         "define": "define.jsonl", "lists": "lists.jsonl", "asks": "asks.jsonl", "yesno": "yesno.jsonl",
         "why": "why.jsonl", "shelf": "shelf.jsonl", "users2": "users2.jsonl",
-        "users3": "users3.jsonl", "users4": "users4.jsonl"}
+        "users3": "users3.jsonl", "users4": "users4.jsonl",
+        "users5": "users5.jsonl"}
 
 
 def load_set(name: str) -> list[dict]:
