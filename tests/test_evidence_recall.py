@@ -381,6 +381,24 @@ def test_two_items_of_one_short_list_are_quoted_as_the_list(searcher):
     assert sum("Alfama" in q.text for q in quotes) == 1
 
 
+def test_one_item_of_a_list_of_three_is_quoted_with_its_list(searcher):
+    """"Optionally, provide a `digits` parameter ..." extends the item above it, and the example
+    below shows it: asked how to keep two digits, the reader needs all three lines. A longer list
+    is still quoted by the item chosen."""
+    text = ("`number.round(digits: number): number`\n\n"
+            "- Rounds the number to the nearest integer.\n"
+            "- Optionally, provide a `digits` parameter to round to that number of decimal places.\n"
+            "- Example: `(2.5).round()` returns `3`, and `(2.3333).round(2)` returns `2.33`.\n")
+    chunk = Chunk("r", "/v/Functions.md", "Functions", "Functions > Number type > round()", text, 378, 382)
+    question = "my formula gives 3.14159265 and I only want two decimal places, how do I cut it down?"
+    quotes = select_quotes(question, [Hit(chunk, 1.0, 1)], searcher.embed_passages, _idf(searcher))
+    assert any("nearest integer" in q.text and "returns `2.33`" in q.text for q in quotes)
+    longer = Chunk("r", "/v/Functions.md", "Functions", "Functions > Number type > round()",
+                   text + "- Returns a number.\n", 378, 383)
+    quotes = select_quotes(question, [Hit(longer, 1.0, 1)], searcher.embed_passages, _idf(searcher))
+    assert not any("nearest integer" in q.text and "Returns a number" in q.text for q in quotes)
+
+
 FAQ = ("**Can I use the commercial license I purchased on both my work phone and work computer?** Yes. The "
        "commercial license is charged per seat count, not per device. This means you can use the same license key "
        "on all your individual work devices.")

@@ -152,6 +152,7 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
     parts = list(parts) if len(parts) > 1 else []
     passage_chars = MAX_WHETHER_PASSAGE_CHARS if asks_whether(question) else MAX_PASSAGE_CHARS
     units = units_once([u for hit in hits for u in split_units(hit, passage_chars)])
+    every_unit = units  # a list whole, for an item of a short one (``whole_lists``)
     if not asks_list(question):  # a table whole answers what there is to choose from, and takes a place
         units = [u for u in units if u.kind not in ("table", "list")]  # among those a row or item would have
     if not units:
@@ -317,7 +318,7 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
         chosen = _of_the_subject(chosen, question, focus)
     chosen = without_padding(chosen, ask, how, bool(parts), for_parts, named)
     pads = best_pads(chosen, ask, how, bool(parts), for_parts, named)
-    kept = said_once(dedupe_contained(whole_lists(chosen, units)))
+    kept = said_once(dedupe_contained(whole_lists(chosen, units, every_unit)))
     added = dedupe_contained(with_next_figure(kept, units, overall, limit))
     # the next sentence may turn out to be shown already (inside a quoted block): then it takes no place
     kept = _in_reading_order(with_sentences_between(added if len(added) >= len(kept) else kept))

@@ -6,8 +6,9 @@ two lists under two headings of one note ("Export your data from Google Keep", t
 Google Keep data into Obsidian"): the one whose heading shares fewer of the question's words
 falls under the relative floor, though the answer needs it. Code is read the same way within
 the lead-in quoted with it ("You can change it by adding text after the type identifier:").
-Any short list is read whole in the same way when two of its items are chosen (``whole_lists``),
-and a list or table whole answers "what kinds are there" (``is_list``).
+Any short list is read whole in the same way when two of its items are chosen, or one item of a
+list of three (``whole_lists``), and a list or table whole answers "what kinds are there"
+(``is_list``).
 """
 
 from __future__ import annotations
@@ -75,6 +76,13 @@ def steps_whole(scored: list[tuple[float, float, int]], steps_of: dict[int, int]
 
 
 MAX_WHOLE_LINES = 8  # a list of more items is quoted by the items chosen
+# An item of a list this short is quoted with its list: "Optionally, provide a `digits` parameter
+# to round to that number of decimal places." extends the item above it ("Rounds the number to the
+# nearest integer.") and is shown by the one below ("`(2.3333).round(2)` returns `2.33`").
+# Session 33, quotes only, every set: 7 answers gain recall (4 on the tune halves, 3 on the check
+# halves: "I'd like to support Obsidian with money" 0.53 -> 1.00), none loses, about 40 others read
+# some 20 words more. Under 220 characters only 3 gain.
+MAX_SHORT_ITEMS, MAX_SHORT_CHARS = 3, 320
 
 
 def is_list(unit: Unit) -> bool:
@@ -90,10 +98,12 @@ def is_procedure(unit: Unit) -> bool:
     return unit.kind == "steps" and bool(NUMBERED.match(unit.text))
 
 
-def whole_lists(chosen: list[tuple[float, Unit]], units: Sequence[Unit]) -> list[tuple[float, Unit]]:
+def whole_lists(chosen: list[tuple[float, Unit]], units: Sequence[Unit],
+                every_unit: Sequence[Unit] = ()) -> list[tuple[float, Unit]]:
     """Two items of one short list chosen apart: the list whole in the place of the first, at the
     better score. "Which places are on our list for Lisbon?" quoted Belém and Alfama, not Sintra, the
-    list's third line."""
+    list's third line. One item of a list of ``MAX_SHORT_ITEMS`` is its list whole too, found among
+    ``every_unit`` (the units before lists whole were set aside for a question that asks no list)."""
     # not a table: two rows chosen are the two asked ("undo" and "redo"), the rest other things
     wholes = [w for w in units if is_list(w) and w.kind != "table" and len(w.text.splitlines()) <= MAX_WHOLE_LINES + 1]
 
@@ -102,10 +112,16 @@ def whole_lists(chosen: list[tuple[float, Unit]], units: Sequence[Unit]) -> list
             return None
         return next((w for w in wholes if inside(unit, w)), None)
 
-    of = [whole_of(u) for _s, u in chosen]
+    shorts = [w for w in every_unit if is_list(w) and w.kind != "table"
+              and len(w.text.splitlines()) <= MAX_SHORT_ITEMS and len(w.text) <= MAX_SHORT_CHARS]
+
+    def short_of(unit: Unit) -> Unit | None:
+        return next((w for w in shorts if inside(unit, w)), None) if unit.kind == "item" else None
+
+    of = [whole_of(u) or short_of(u) for _s, u in chosen]
     out: list[tuple[float, Unit]] = []
     for (score, unit), whole in zip(chosen, of):
-        if whole is None or sum(w is whole for w in of) < 2:
+        if whole is None or sum(w is whole for w in of) < 2 and all(w is not whole for w in shorts):
             out.append((score, unit))
         elif all(u is not whole for _s, u in out):
             out.append((max(s for (s, _u), w in zip(chosen, of) if w is whole), whole))
