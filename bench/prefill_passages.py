@@ -21,7 +21,7 @@ llama_first()
 
 from ragcli.config import load_config  # noqa: E402
 from ragcli.retrieve import Searcher  # noqa: E402
-from ragcli.retrieve.evidence import evidence_passages  # noqa: E402
+from ragcli.retrieve.passages import evidence_passages  # noqa: E402
 from ragcli.store.passages import PASSAGES_NAME  # noqa: E402
 
 BATCH = 256

@@ -287,7 +287,8 @@ def asks_how(question: str) -> bool:
 
 # A question asking whether ("Can I ...?", "Does Obsidian ...?", "..., or does it have to ...?")
 _ASKS_WHETHER = re.compile(r"^\W*(?:can|could|does|do|is|are|will|would|should|may|must|has|have)\b|"
-                           r"[,;]\s*(?:or\s+)?(?:can|could|does|do|is|will|would)\s+(?:i|it|we|you|they)\b", re.I)
+                           r"(?:[,;]|:\s|\s*[—–]|\s-\s)\s*(?:or\s+)?(?:can|could|does|do|is|will|would)\s+"
+                           r"(?:i|it|we|you|they)\b", re.I)
 
 
 def asks_whether(question: str) -> bool:
@@ -381,6 +382,15 @@ def done_without(question: str) -> set[str]:
     """The content words of what the question asks to do without ("without paying": {"pay"})."""
     m = _WITHOUT.search(question)
     return query_terms(m.group(1)) if m else set()
+
+
+_VERDICT = re.compile(r"(?:^|[.!?]\s+|^\W*\d+\.\s*)(?:Yes|No)\b|\b(?:[Dd]o not|[Dd]on't|cannot|can't|must not|never|"
+                      r"not (?:possible|supported|available|allowed|recommended))\b")
+
+
+def says_verdict(text: str) -> bool:
+    """Does the text say yes or no, or what cannot or must not be done?"""
+    return bool(_VERDICT.search(text))
 
 
 def says_without(text: str, spared: set[str]) -> bool:

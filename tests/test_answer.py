@@ -174,6 +174,16 @@ def test_what_there_is_to_choose_from_is_answered_by_a_list_whole_where_it_stand
     assert all(tool in shown for tool in ("OneDrive", "Time Machine", "rsync")), shown
 
 
+def test_asked_whether_the_verdict_is_quoted(help_vault_env, monkeypatch, capsys):
+    """"... can I also run the command-line sync client on that same machine?" quoted three
+    sentences on what the headless client is, and left out "Do not use *both* the desktop app Sync
+    and Headless Sync on the same device", the answer, 4th by score."""
+    _use(monkeypatch, help_vault_env)
+    shown = _shown(_ask(capsys, "my laptop already syncs through the normal app — can I also run the command-line "
+                                "sync client on that same machine for my scripts?", "--quotes"))
+    assert "on the same device" in shown, shown
+
+
 def test_a_list_that_opens_its_section_is_quotable_whole():
     """"What do I need to buy?" is answered by the "Parts list" section's list, not one item."""
     body = "- Valve: RB-75.\n- Regulator at 1.7 bar.\n- Timer: X-Core.\n\nMore text after it here."

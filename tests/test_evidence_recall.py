@@ -9,6 +9,7 @@ from __future__ import annotations
 
 
 from ragcli.retrieve.evidence import select_quotes, split_units
+from ragcli.words import asks_whether
 from ragcli.retrieve.parts import question_parts
 from ragcli.types import Chunk, Hit
 
@@ -397,6 +398,12 @@ def test_one_item_of_a_list_of_three_is_quoted_with_its_list(searcher):
                    text + "- Returns a number.\n", 378, 383)
     quotes = select_quotes(question, [Hit(longer, 1.0, 1)], searcher.embed_passages, _idf(searcher))
     assert not any("nearest integer" in q.text and "Returns a number" in q.text for q in quotes)
+
+
+def test_a_dash_ends_what_the_asker_tells_before_asking_whether():
+    assert asks_whether("my laptop already syncs through the normal app — can I also run the sync client?")
+    assert asks_whether("I use the desktop app - can I also run the sync client?")
+    assert not asks_whether("my laptop syncs through the app — how do I run the sync client?")
 
 
 FAQ = ("**Can I use the commercial license I purchased on both my work phone and work computer?** Yes. The "

@@ -20,7 +20,7 @@ from test_watch import DEADLINE, NOTES, Daemon, Reader, atomic_save
 from ragcli.config import load_config
 from ragcli.pipeline.answer import answer
 from ragcli.retrieve import Searcher
-from ragcli.retrieve.evidence import evidence_passages
+from ragcli.retrieve.passages import evidence_passages
 from ragcli.retrieve.tails import as_read, sections_as_read
 from ragcli.store import Index
 from ragcli.store.passages import open_passages

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 
-from ..retrieve.evidence import evidence_passages
+from ..retrieve.passages import evidence_passages
 from ..retrieve.tails import as_read, sections_as_read
 from ..store.passages import open_passages
 
