@@ -180,6 +180,25 @@ def test_a_follow_up_to_a_how_to_question_is_answered_by_the_procedure(help_vaul
     assert "> [!tip] Callouts can have custom titles" in first.text
 
 
+def test_a_fragment_after_a_how_to_question_asks_the_same_how(help_vault_env):
+    """"and only one heading of it?" after "How do I embed one note inside another?" was searched as
+    "Only one heading of Embed files?" and refused: the embedding was lost. Asked with the question
+    before it, the heading link syntax is quoted beside the embed."""
+    from ragcli.pipeline.chat import Turn, standalone
+    from ragcli.types import Answer
+
+    asked = "How do I embed one note inside another?"
+    before = Answer(asked, "", [], "m", {}, covered=False, retrieval_query=asked)
+    assert standalone("and only one heading of it?", Turn(asked, asked, before)) == \
+        "How do I embed one note inside another, only one heading of it?"
+    with Notes(load_config(env={**os.environ, **help_vault_env}), watcher=False) as notes:
+        chat = notes.chat()
+        chat.ask(asked)
+        answer = chat.ask("and only one heading of it?")
+    assert answer.covered
+    assert any("To link to a heading in another note" in q.text for q in answer.quotes), [q.text for q in answer.quotes]
+
+
 def test_piped_chat_plain_text(example_vault_env):
     env = {**os.environ, **example_vault_env}
     proc = subprocess.run([sys.executable, "-m", "ragcli.cli", "chat", "--max-tokens", "32"],

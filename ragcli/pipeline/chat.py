@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from ..generate import OnToken
 from ..retrieve.definitions import defined_phrase
 from ..types import Answer
-from ..words import query_terms
+from ..words import asks_how, query_terms
 
 _FOLLOW_UP_START = re.compile(
     r"^\s*(and|but|also|so|then|or|what about|how about|and what|same for|why|"
@@ -58,6 +58,9 @@ _PRONOUN = re.compile(r"\b(it|this|that|them|they|these|those)\b", re.I)
 _QUESTION_HEAD = re.compile(r"^\s*(?:how(?:\s+(?:long|many|much|often|far|hot|big|old|soon))?|what|where|when|why|"
                             r"which|who|can|do|does|is|are|should)\b"
                             r"(?:\s+(?:do|does|can|should|is|are|would|could)\b)?(?:\s+(?:i|we|you)\b)?\s*", re.I)
+
+
+_FRAGMENT_WORDS = 6  # a follow-up this short with no question word of its own is a fragment
 
 
 def topic_of(turn: "Turn") -> str:
@@ -121,6 +124,11 @@ def standalone(question: str, previous: "Turn") -> str:
         return (asked[:cut] if cut > 0 else asked) + f" {prep} {what}?"
     topic = topic_of(previous)
     text = _LEAD.sub("", question).strip()
+    if asks_how(previous.retrieval_query) and not _QUESTION_HEAD.match(text) and _PRONOUN.search(text) \
+            and len(text.split()) <= _FRAGMENT_WORDS:
+        # "and only one heading of it?" after "How do I embed one note inside another?" asks the same
+        # how of part of it: "Only one heading of Embed files?" had lost the embedding, and was refused
+        return f"{previous.retrieval_query.rstrip(' ?.!')}, {text.rstrip(' ?')}?"
     text = _POSSESSIVE.sub(lambda _m: f"the {topic}", text, count=1)
     text, n = _PRONOUN.subn(topic, text, count=1)
     if n == 0 and not _POSSESSIVE.search(question) and not query_terms(text):
