@@ -312,7 +312,10 @@ _STATED_BEFORE = re.compile(r"(?<!\b[A-Za-z])(?<!\be\.g)(?<!\bi\.e)(?<!\betc)(?<
 # What the asker did or has, told in a clause of the question's own sentence: "my espresso comes
 # out sour and sprays everywhere, what am I doing wrong?", "I have two monitors; can I ...?", "I'm putting
 # out a reusable lib — is it ok to ...?"
-PREMISE = re.compile(r"^(?:i|i'm|i've|i'd|i'll|my|we|we're|we've|we'd|our)\s", re.I)
+# ... or with the "I'm" left out: "leaving Bear on my MacBook — what do I have to create in it first?"
+PREMISE = re.compile(r"^(?:i|i'm|i've|i'd|i'll|my|we|we're|we've|we'd|our)\s|"
+                     r"^(?!(?:some|no|any|every)?thing\b|morning\b|evening\b|during\b|(?:st|sp)?ring\b)"
+                     r"[a-z]{2,}ing\s", re.I)
 _PREMISE_THEN_ASKED = re.compile(r"^([^,;—–]+?)(?:[,;]|:\s|\s*[—–]|\s-\s)\s*"
                                  r"((?:how|what|when|where|why|which|who|is|are|do|does|did|can|"
                                  r"could|should|would|will|any)\b.*)$", re.I | re.S)

@@ -455,6 +455,23 @@ def test_what_the_asker_tells_first_sets_the_scene(example_vault_env, monkeypatc
     assert result["covered"] and result["tentative"] and "the night before" in _shown(result), result
 
 
+def test_a_scene_told_in_a_clause_without_its_subject_is_set_aside(example_vault_env, monkeypatch, capsys):
+    """Users drop the "I'm": "leaving Bear on my MacBook — what do I have to create in it first ...?"
+    tells where they come from as "I'm leaving Bear ..." would, and was refused for "MacBook". A
+    name told there is named and hedged; a name in what is asked still refuses."""
+    from ragcli.words import context_words
+    assert context_words("leaving Bear on my MacBook — what do I have to create in it first?") == {
+        "leaving", "bear", "on", "my", "macbook"}
+    assert context_words("Using templates, how do I add a date?") == {"using", "templates"}
+    assert context_words("Something broke, how do I fix it?") == set()  # no -ing: no premise
+    result = _ask(monkeypatch, capsys, example_vault_env,
+                  "using my Breville at home — how many grams of coffee go into an espresso?")
+    assert result["covered"] and result["tentative"] and "Breville" in result["not_mentioned"], result
+    assert "Dose 18 g in" in _shown(result), result
+    result = _ask(monkeypatch, capsys, example_vault_env, "how many grams of coffee go into a Breville espresso?")
+    assert not result["covered"], result
+
+
 def test_a_question_whose_every_asking_part_is_said_missing_is_refused(example_vault_env, monkeypatch, capsys):
     """"I grow tomatoes on the balcony, how much fertiliser should they get?" asks one thing, which
     no note says; the watering schedule shown under "Your notes don't say: how much fertiliser
