@@ -84,6 +84,29 @@ def test_a_lead_in_sentence_takes_the_code_block_it_introduces():
     assert callout.line_start == 9 and callout.line_end == 10
 
 
+def test_a_callout_between_a_lead_in_and_its_steps_comes_with_them():
+    """"To move an existing iCloud vault to your device, follow these steps:" was quoted with the
+    callout under it ("If you already have the data on another device ...") and without the steps
+    after that: a callout is an aside, and the lead-in leads into the steps past it. In one chunk, and
+    where the chunker cut between the callout and the steps."""
+    from ragcli.retrieve.rule_before import complete_lead_ins
+    from ragcli.types import Chunk, Quote
+
+    lead = "To move an existing iCloud vault to your device, follow these steps:"
+    note = "> [!note] If you already have the data on another device, set up a new vault from Sync instead."
+    steps = "- Back up your vault.\n- Force quit the app.\n- Move the vault to **On My iPhone**."
+    hit = Hit(Chunk("c", "/n.md", "N", "N > iOS", f"{lead}\n\n{note}\n\n{steps}\n", 55, 61), 1.0, 1)
+    block = next(u for u in split_units(hit) if u.kind == "block")
+    assert block.text.startswith(lead) and block.text.endswith("Move the vault to **On My iPhone**."), block.text
+    assert "If you already have the data" in block.text and (block.line_start, block.line_end) == (55, 61)
+    first = Chunk("a", "n.md", "N", "N > iOS", f"{lead}\n\n{note}", 55, 57)
+    second = Chunk("b", "n.md", "N", "N > iOS", f"have the data on another device.\n\n{steps}", 57, 61)
+    quote = Quote(1, lead, "sentence", "n.md", "N", "N > iOS", 55, 55, None, 0.7)
+    led = complete_lead_ins([quote], lambda p, h: [first, second])[0]
+    assert led.text.endswith("Move the vault to **On My iPhone**.") and led.line_end == 61, led.text
+    assert "If you already have the data" in led.text
+
+
 def test_a_lead_in_cut_from_its_block_by_the_chunker_gets_it_from_the_next_chunk():
     from dataclasses import replace
 

@@ -94,9 +94,23 @@ def _following_block(quote: Quote, chunks: Sequence[Chunk], header_terms: set[st
                      ) -> tuple[list[str], int] | None:
     """The list, code or table that starts on the line after ``quote`` (a blank line between
     allowed), as the note shows it, with its last line in the file. With ``header_terms`` (the
-    quote leads in without saying so), only a table whose header row holds one of them."""
+    quote leads in without saying so), only a table whose header row holds one of them. A callout
+    between them comes along: "follow these steps:", then "> [!note] If you already have the data
+    on another device ...", then the steps."""
+    found = _block_after(quote, quote.line_end, chunks, header_terms)
+    if found is not None and found[2]:  # a callout: the block after it, if one follows at once
+        after = _block_after(quote, found[1], chunks, header_terms)
+        if after is not None and not after[2] and after[3]:
+            return found[0] + [""] + after[0], after[1]
+    return found[:2] if found is not None and found[0] else None
+
+
+def _block_after(quote: Quote, end: int, chunks: Sequence[Chunk], header_terms: set[str] | None
+                 ) -> tuple[list[str], int, bool, bool] | None:
+    """The block starting within two lines after line ``end``: its lines, its last line, whether it is
+    a callout, and whether it is a list, code or table (else a short paragraph after a colon)."""
     for chunk in chunks:
-        if chunk.line_end <= quote.line_end or chunk.line_start > quote.line_end + 2:
+        if chunk.line_end <= end or chunk.line_start > end + 2:
             continue
         lines = chunk.text.split("\n")
 
@@ -104,7 +118,7 @@ def _following_block(quote: Quote, chunks: Sequence[Chunk], header_terms: set[st
             return min(chunk.line_start + i, max(chunk.line_end, chunk.line_start))
 
         for block in read_blocks(chunk.text, lines, Hit(chunk, 0.0), line_no):
-            if not quote.line_end < line_no(block.start) <= quote.line_end + 2:
+            if not end < line_no(block.start) <= end + 2:
                 continue
             if header_terms is not None:
                 header = lines[block.start] if block.kind == "table" else ""
@@ -116,7 +130,7 @@ def _following_block(quote: Quote, chunks: Sequence[Chunk], header_terms: set[st
                        and block.end - block.start <= MAX_EXAMPLE_LINES)
             if block.kind in ("list", "code", "table") or example:
                 body, last = block_lines(block, lines)
-                return (body, line_no(last)) if body else None
+                return body, line_no(last), block.aside, block.kind != "paragraph"
             return None
     return None
 

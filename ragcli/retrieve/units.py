@@ -100,6 +100,7 @@ class _Block:
     end: int
     units: list[Unit]
     ordered: bool = False  # a numbered list: steps, read as a whole
+    aside: bool = False  # a paragraph of a callout (a blockquote)
 
 
 def split_units(hit: Hit, passage_chars: int = MAX_PASSAGE_CHARS) -> list[Unit]:
@@ -116,7 +117,7 @@ def split_units(hit: Hit, passage_chars: int = MAX_PASSAGE_CHARS) -> list[Unit]:
     led: set[int] = set()  # blocks quoted with their lead-in
     for i, block in enumerate(blocks):
         units += block.units
-        nxt = blocks[i + 1] if i + 1 < len(blocks) else None
+        nxt = _past_aside(blocks, i + 1)
         lead = block.units[-1] if block.kind == "paragraph" and block.units else None
         if lead is not None and nxt is not None and nxt.kind in ("list", "code", "table") \
                 and nxt.start <= block.end + 1 and LEAD_IN.search(lead.text):
@@ -156,8 +157,10 @@ def read_blocks(text: str, lines: list[str], hit: Hit, line_no,
     table: list[list[str]] | None = None  # the current table's rows of cells, header first
     table_start = 0
     row_lines: list[int] = []
+    quoted = 0  # depth of the callout (blockquote) we are in
     for i, tok in enumerate(tokens):
         kind = tok.type
+        quoted += (kind == "blockquote_open") - (kind == "blockquote_close")
         if kind in ("bullet_list_open", "ordered_list_open"):
             if lists == 0:
                 start = tok.map[0]
@@ -177,7 +180,7 @@ def read_blocks(text: str, lines: list[str], hit: Hit, line_no,
                 blocks.append(_Block("table", start, end, _loose_rows(content, start, hit, line_no)))
             else:
                 blocks.append(_Block("paragraph", start, end,
-                                     _paragraph(content, start, end, hit, line_no, passage_chars)))
+                                     _paragraph(content, start, end, hit, line_no, passage_chars), aside=quoted > 0))
         elif kind in ("fence", "code_block") and tok.map:
             start, end = tok.map
             code = _code_units(tok.content, start + (1 if kind == "fence" else 0), hit, line_no)
@@ -348,6 +351,18 @@ def _figure_column(blocks: list[_Block], first: int, lines: list[str]) -> list[_
             break
         run.append(block)
     return run if len(run) >= 2 else []
+
+
+def _past_aside(blocks: list[_Block], i: int) -> _Block | None:
+    """The block at ``i``, or where it is a callout right before a list, code or table, the two as
+    one: "To move an existing iCloud vault to your device, follow these steps:" leads into the steps
+    past a note on when not to ("> [!note] If you already have the data on another device ...")."""
+    if i >= len(blocks):
+        return None
+    block, after = blocks[i], blocks[i + 1] if i + 1 < len(blocks) else None
+    if block.aside and after is not None and after.kind in ("list", "code", "table") and after.start <= block.end + 1:
+        return _Block(after.kind, block.start, after.end, after.units, after.ordered)
+    return block
 
 
 def _says_little(lead: str) -> bool:
