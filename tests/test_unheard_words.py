@@ -409,7 +409,7 @@ def test_a_word_of_the_statement_typed_before_the_question_is_no_word_to_find(ex
     """"oops, I committed too early. how do I take that commit back ...?" was refused because no
     note says "oops" or "early": the statement sets the scene, the sentence after it asks, and the
     Git note answers it. A word no note uses in the sentence that asks still refuses."""
-    from ragcli.words import context_words
+    from ragcli.scene import context_words
     assert context_words("oops, I committed too early. how do I take that commit back?") == {
         "oops", "committed", "too", "early"}
     assert context_words("How do I froth milk for a flat white?") == set()
@@ -437,7 +437,7 @@ def test_what_the_asker_tells_first_sets_the_scene(example_vault_env, monkeypatc
     "sprays", a word of what the asker tells, not of what they ask (the Espresso note's channeling
     "shows up as spritzing and a sour, thin shot"). A word of the scene set before the question
     ("I want to bake tomorrow.") does not refuse; it hedges, as any word no note uses does."""
-    from ragcli.words import context_words
+    from ragcli.scene import context_words
     assert context_words("my espresso comes out sour and sprays everywhere, what am I doing wrong?") == {
         "my", "espresso", "comes", "out", "sour", "and", "sprays", "everywhere"}
     assert context_words("which grinder, and how fine?") == set()  # no premise: nothing set aside
@@ -459,7 +459,7 @@ def test_a_scene_told_in_a_clause_without_its_subject_is_set_aside(example_vault
     """Users drop the "I'm": "leaving Bear on my MacBook — what do I have to create in it first ...?"
     tells where they come from as "I'm leaving Bear ..." would, and was refused for "MacBook". A
     name told there is named and hedged; a name in what is asked still refuses."""
-    from ragcli.words import context_words
+    from ragcli.scene import context_words
     assert context_words("leaving Bear on my MacBook — what do I have to create in it first?") == {
         "leaving", "bear", "on", "my", "macbook"}
     assert context_words("Using templates, how do I add a date?") == {"using", "templates"}

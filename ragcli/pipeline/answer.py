@@ -46,7 +46,8 @@ from ..retrieve.periods import of_the_years_asked
 from ..retrieve.rule_before import (complete_lead_ins, with_callout_titles, with_line_above, with_row_headers,
                                     with_rule_before, with_whole_procedure)
 from ..types import Answer, Hit, Quote, Source
-from ..words import asks_figure, asks_reason, context_words, holds_figure, of_scene, query_terms, without_notes_frame
+from ..scene import context_words, of_scene
+from ..words import asks_figure, asks_reason, holds_figure, query_terms, without_notes_frame
 from .session import Session
 from .unsaid import (asks_a_quality_no_passage_says, asks_what_no_note_says, evidence_text, hit_text,
                      said_in_other_words)

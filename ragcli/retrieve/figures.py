@@ -29,7 +29,8 @@ from dataclasses import dataclass, replace
 
 from ..ingest.pdf_tables import ROW, is_figure
 from ..types import Hit, Quote
-from .units import pipe_cells, split_units
+from .rows import pipe_cells
+from .units import split_units
 from ..words import asks_figure, query_terms
 
 MIN_SHARED = 2  # question words a row's label and header must share with the question

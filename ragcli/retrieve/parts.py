@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import re
 
-from ..words import PREMISE, answer_type, asks_figure, last_sentence, query_terms
+from ..scene import PREMISE, last_sentence
+from ..words import answer_type, asks_figure, query_terms
 
 MAX_PARTS = 4
 _ASK = (r"how|what|when|where|why|which|who|whom|whose|is|are|was|were|do|does|did|can|could|"

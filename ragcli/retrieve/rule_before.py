@@ -33,8 +33,8 @@ from ..ingest.obsidian import callout_title
 from ..types import Chunk, Hit, Quote
 from ..words import query_terms
 from ..words import asks_how
-from .units import (LEAD_IN, MAX_BLOCK_CHARS, MAX_BLOCK_LINES, MAX_EXAMPLE_LINES, PIPE_ROW, block_lines,
-                    pipe_cells, read_blocks, row_text)
+from .rows import PIPE_ROW, pipe_cells, row_text
+from .units import LEAD_IN, MAX_BLOCK_CHARS, MAX_BLOCK_LINES, MAX_EXAMPLE_LINES, block_lines, read_blocks
 
 MAX_LEAD_CHARS = 240  # the sentence before and the lead-in, together (a short paragraph's bound)
 PLAIN = re.compile(r"^[A-Z]")  # a paragraph's line of prose: not an item, a row, code, a quote or a heading

@@ -22,6 +22,7 @@ from markdown_it import MarkdownIt
 from ..types import Hit
 from ..words import query_terms, split_sentences
 from .pdf_lines import listing_entries, pdf_lines_joined, without_item_labels
+from .rows import PIPE_ROW, headless_table, loose_rows, table_rows
 
 MIN_UNIT_CHARS = 12
 MAX_UNIT_CHARS = 600
@@ -36,7 +37,6 @@ _md = MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"], 
 _CALLOUT = re.compile(r"^\[![\w-]+\][+-]?\s*")
 _ITEM_MARK = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?")
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
-PIPE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 _PADDED_PIPE = re.compile(r"[ \t]*\|[ \t]*")
 _DASHES = re.compile(r"-{4,}")
 _QUOTE_MARK = re.compile(r"^\s*(?:>\s?)+")
@@ -176,8 +176,10 @@ def read_blocks(text: str, lines: list[str], hit: Hit, line_no,
             if lists:
                 item = " ".join(_ITEM_MARK.sub("", ln).strip() for ln in content.split("\n"))
                 blocks[-1].units += _sentences(item, "item", line_no(start), line_no(end - 1), hit)
-            elif _headless_table(content):
-                blocks.append(_Block("table", start, end, _loose_rows(content, start, hit, line_no)))
+            elif headless_table(content):
+                rows = [Unit(text, "row", line_no(start + k), line_no(start + k), hit)
+                        for text, k in loose_rows(content)]
+                blocks.append(_Block("table", start, end, rows))
             else:
                 blocks.append(_Block("paragraph", start, end,
                                      _paragraph(content, start, end, hit, line_no, passage_chars), aside=quoted > 0))
@@ -197,7 +199,8 @@ def read_blocks(text: str, lines: list[str], hit: Hit, line_no,
             table[-1].append(tok.content.strip())
         elif kind == "table_close" and table is not None:
             blocks.append(_Block("table", table_start, (row_lines[-1] + 1) if row_lines else table_start,
-                                 _rows(table, row_lines, hit, line_no)))
+                                 [Unit(text, "row", line_no(line), line_no(line), hit, header)
+                                  for text, line, header in table_rows(table, row_lines)]))
             table = None
     return [b for b in blocks if b.units or b.kind != "paragraph"]
 
@@ -297,42 +300,6 @@ def _code_units(content: str, first: int, hit: Hit, line_no) -> list[Unit]:
             units.append(Unit(text, "code", line_no(first + run[0]), line_no(first + run[-1]), hit))
             run = []
     return units
-
-
-def _rows(table: list[list[str]], row_lines: list[int], hit: Hit, line_no) -> list[Unit]:
-    """Each body row as it reads: "Method: Espresso; Clicks: 8" when the header names each cell."""
-    if not table:
-        return []
-    header = " | ".join(table[0])
-    units = []
-    for cells, line in zip(table[1:], row_lines[1:]):
-        if any(cells):
-            units.append(Unit(row_text(cells, table[0]), "row", line_no(line), line_no(line), hit, header))
-    return units
-
-
-def _headless_table(content: str) -> bool:
-    """Rows of a table whose header is in the chunk before (a long table is cut between rows)."""
-    lines = content.split("\n")
-    return all(PIPE_ROW.match(ln) for ln in lines)
-
-
-def pipe_cells(line: str) -> list[str]:
-    """The cells of one Markdown table line ("| Espresso | 8 |" -> ["Espresso", "8"])."""
-    return [c.strip() for c in line.strip().strip("|").split("|")]
-
-
-def _loose_rows(content: str, start: int, hit: Hit, line_no) -> list[Unit]:
-    rows = [(k, pipe_cells(line)) for k, line in enumerate(content.split("\n"))]
-    return [Unit(" | ".join(cells), "row", line_no(start + k), line_no(start + k), hit)
-            for k, cells in rows if any(c.strip(" -:") for c in cells)]
-
-
-def row_text(cells: list[str], names: list[str]) -> str:
-    """A row as it reads: "Method: Espresso; Clicks: 8" when the header names every cell."""
-    if len(names) == len(cells) and all(names):
-        return "; ".join(f"{n}: {c}" for n, c in zip(names, cells) if c)
-    return " | ".join(cells)
 
 
 _BARE_FIGURE = re.compile(r"^[$€£(≥≤<>-]*\d[\d.,]*[%)*]*$")
