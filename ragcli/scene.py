@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-_WORD = re.compile(r"[a-z0-9]+")  # as words.query_terms reads them
+from .words import CLAUSE_END, WORD
 
 
 # A statement typed before the question, as users type: "oops, I committed too early. how do I take
@@ -21,7 +21,7 @@ _STATED_BEFORE = re.compile(r"(?<!\b[A-Za-z])(?<!\be\.g)(?<!\bi\.e)(?<!\betc)(?<
 PREMISE = re.compile(r"^(?:i|i'm|i've|i'd|i'll|my|we|we're|we've|we'd|our)\s|"
                      r"^(?!(?:some|no|any|every)?thing\b|morning\b|evening\b|during\b|(?:st|sp)?ring\b)"
                      r"[a-z]{2,}ing\s", re.I)
-_PREMISE_THEN_ASKED = re.compile(r"^([^,;—–]+?)(?:[,;]|:\s|\s*[—–]|\s-\s)\s*"
+_PREMISE_THEN_ASKED = re.compile(rf"^([^,;—–]+?){CLAUSE_END}\s*"
                                  r"((?:how|what|when|where|why|which|who|is|are|do|does|did|can|"
                                  r"could|should|would|will|any)\b.*)$", re.I | re.S)
 
@@ -38,7 +38,7 @@ def context_words(question: str) -> set[str]:
         stated, asking = [*stated, told.group(1)], told.group(2)
     if not stated:
         return set()
-    return set(_WORD.findall(" ".join(stated).lower())) - set(_WORD.findall(asking.lower()))
+    return set(WORD.findall(" ".join(stated).lower())) - set(WORD.findall(asking.lower()))
 
 
 def last_sentence(text: str) -> str:
@@ -48,5 +48,5 @@ def last_sentence(text: str) -> str:
 
 def of_scene(name: str, scene: set[str]) -> bool:
     """Is every word of the name one of the ``scene``'s (``context_words``): told, not asked about?"""
-    words = set(_WORD.findall(name.lower()))
+    words = set(WORD.findall(name.lower()))
     return bool(words) and words <= scene

@@ -8,7 +8,7 @@ import functools
 import re
 import unicodedata
 
-_WORD = re.compile(r"[a-z0-9]+")
+WORD = re.compile(r"[a-z0-9]+")
 # Typeset PDFs give "fi", "fl", "ff" ... as one character each (U+FB00-FB06): ``text.translate``
 # with this reads them as their letters, so "classiﬁcation" is the word "classification".
 LIGATURES = {c: unicodedata.normalize("NFKC", chr(c)) for c in range(0xFB00, 0xFB07)}
@@ -55,12 +55,12 @@ _ASKING = re.compile(r"\bhow (?:long|many|much|often|far)\b|"
 def query_terms(text: str) -> set[str]:
     """Content words of a question, crudely stemmed (plural/verb endings)."""
     text = _ASKING.sub(" ", folded(text).lower())
-    return {stem(w) for w in _WORD.findall(text) if w not in _STOP and len(w) > 1}
+    return {stem(w) for w in WORD.findall(text) if w not in _STOP and len(w) > 1}
 
 
 def split_words(text: str) -> list[str]:
     """The text's words, lower case, in order (the words ``query_terms`` reads)."""
-    return _WORD.findall(folded(text).lower())
+    return WORD.findall(folded(text).lower())
 
 
 _COMBINING = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")  # accents, as marks
@@ -285,10 +285,13 @@ def asks_how(question: str) -> bool:
     return bool(_HOW.search(question))
 
 
+# Where what the asker tells ends and a question begins: "I'm putting out a lib — is it ok ...?", "Our
+# admins are asking: which port ...?", "I have two monitors; can I ...?" (a time's colon ends nothing)
+CLAUSE_END = r"(?:[,;]|:\s|\s*[—–]|\s-\s)"
 # A question asking whether ("Can I ...?", "Does Obsidian ...?", "..., or does it have to ...?")
-_ASKS_WHETHER = re.compile(r"^\W*(?:can|could|does|do|is|are|will|would|should|may|must|has|have)\b|"
-                           r"(?:[,;]|:\s|\s*[—–]|\s-\s)\s*(?:or\s+)?(?:can|could|does|do|is|will|would)\s+"
-                           r"(?:i|it|we|you|they)\b", re.I)
+_ASKS_WHETHER = re.compile(rf"^\W*(?:can|could|does|do|is|are|will|would|should|may|must|has|have)\b|"
+                           rf"{CLAUSE_END}\s*(?:or\s+)?(?:can|could|does|do|is|will|would)\s+(?:i|it|we|you|they)\b",
+                           re.I)
 
 
 def asks_whether(question: str) -> bool:

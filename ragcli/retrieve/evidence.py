@@ -36,7 +36,7 @@ from .steps import is_list, is_procedure, other_steps, steps_holding, steps_whol
 from .passages import unit_context, word_scores
 from .units import MAX_PASSAGE_CHARS, Unit, split_units
 
-__all__ = ["Unit", "split_units", "select_quotes", "unit_context", "word_scores"]
+__all__ = ["Unit", "split_units", "select_quotes"]
 
 MAX_UNITS = 36  # units embedded per question (the best by words, then by chunk rank)
 MAX_QUOTES = 3

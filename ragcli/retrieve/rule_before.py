@@ -98,17 +98,18 @@ def _following_block(quote: Quote, chunks: Sequence[Chunk], header_terms: set[st
     between them comes along: "follow these steps:", then "> [!note] If you already have the data
     on another device ...", then the steps."""
     found = _block_after(quote, quote.line_end, chunks, header_terms)
-    if found is not None and found[2]:  # a callout: the block after it, if one follows at once
-        after = _block_after(quote, found[1], chunks, header_terms)
-        if after is not None and not after[2] and after[3]:
-            return found[0] + [""] + after[0], after[1]
-    return found[:2] if found is not None and found[0] else None
+    if found is None or not found[0]:
+        return None
+    body, last, block = found
+    after = _block_after(quote, last, chunks, header_terms) if block.aside else None
+    if after is not None and after[2].kind != "paragraph":  # past the callout, the block it stood before
+        return body + [""] + after[0], after[1]
+    return body, last
 
 
-def _block_after(quote: Quote, end: int, chunks: Sequence[Chunk], header_terms: set[str] | None
-                 ) -> tuple[list[str], int, bool, bool] | None:
-    """The block starting within two lines after line ``end``: its lines, its last line, whether it is
-    a callout, and whether it is a list, code or table (else a short paragraph after a colon)."""
+def _block_after(quote: Quote, end: int, chunks: Sequence[Chunk], header_terms: set[str] | None):
+    """The list, code or table (or, after a colon, short paragraph) starting within two lines after
+    line ``end``: its lines as the note shows them, its last line in the file, and the block."""
     for chunk in chunks:
         if chunk.line_end <= end or chunk.line_start > end + 2:
             continue
@@ -130,7 +131,7 @@ def _block_after(quote: Quote, end: int, chunks: Sequence[Chunk], header_terms: 
                        and block.end - block.start <= MAX_EXAMPLE_LINES)
             if block.kind in ("list", "code", "table") or example:
                 body, last = block_lines(block, lines)
-                return body, line_no(last), block.aside, block.kind != "paragraph"
+                return body, line_no(last), block
             return None
     return None
 

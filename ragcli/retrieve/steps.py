@@ -99,7 +99,7 @@ def is_procedure(unit: Unit) -> bool:
 
 
 def whole_lists(chosen: list[tuple[float, Unit]], units: Sequence[Unit],
-                every_unit: Sequence[Unit] = ()) -> list[tuple[float, Unit]]:
+                every_unit: Sequence[Unit]) -> list[tuple[float, Unit]]:
     """Two items of one short list chosen apart: the list whole in the place of the first, at the
     better score. "Which places are on our list for Lisbon?" quoted Belém and Alfama, not Sintra, the
     list's third line. One item of a list of ``MAX_SHORT_ITEMS`` is its list whole too, found among
