@@ -506,3 +506,24 @@ def test_a_name_told_before_the_question_is_named_not_refused(example_vault_env,
     assert "Settings I use" in _shown(result)
     result = _ask(monkeypatch, capsys, example_vault_env, "How many clicks for espresso on my Fellow Atmos grinder?")
     assert not result["covered"] and "Fellow Atmos" in result["not_mentioned"]
+
+
+def test_an_everyday_word_no_note_uses_is_hedged_not_refused(example_vault_env, monkeypatch, capsys):
+    """"pulling" a shot is the asker's phrasing: the Grinders note answers, named and hedged. A
+    rarer word no note uses ("descale"), or an everyday one that is the thing asked for ("which
+    hotel"), still refuses."""
+    result = _ask(monkeypatch, capsys, example_vault_env,
+                  "Is the electric grinder I wrote about any good for pulling espresso shots?")
+    assert result["covered"] and result["tentative"] and result["not_mentioned"] == ["pulling"]
+    assert "not fine enough for espresso" in _shown(result)
+    result = _ask(monkeypatch, capsys, example_vault_env, "Which hotel are we staying at in Lisbon?")
+    assert not result["covered"] and "hotel" in result["not_mentioned"]
+    result = _ask(monkeypatch, capsys, example_vault_env, "How often should I descale the espresso machine?")
+    assert not result["covered"] and "descale" in result["not_mentioned"]
+
+
+def test_everyday_words_are_the_vocabularys_commonest():
+    from ragcli.retrieve.spelling import is_common_word
+
+    assert all(is_common_word(w) for w in ("money", "movie", "tiny", "birthday", "pulling", "spots"))
+    assert not any(is_common_word(w) for w in ("frost", "wrist", "descale", "flashcards", "zzzz"))

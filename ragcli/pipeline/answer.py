@@ -31,6 +31,7 @@ from ..generate.adds import adds_to_quotes
 from ..generate.check import SentenceGate, Verdict, check_sentence
 from ..generate.prompt import fit_quotes
 from ..retrieve.evidence import Evidence, quote_place, select_evidence
+from ..retrieve.spelling import is_common_word
 from ..retrieve.tails import sections_as_read, untailed_hits
 from ..retrieve.sections import with_matching_sections, with_sections
 from ..retrieve.counts import direct_count
@@ -49,8 +50,8 @@ from ..types import Answer, Hit, Quote, Source
 from ..scene import context_words, of_scene
 from ..words import asks_figure, asks_reason, holds_figure, query_terms, without_notes_frame
 from .session import Session
-from .unsaid import (asks_a_quality_no_passage_says, asks_what_no_note_says, evidence_text, hit_text,
-                     said_in_other_words)
+from .unsaid import (asked_thing, asks_a_quality_no_passage_says, asks_what_no_note_says, evidence_text,
+                     hit_text, said_in_other_words)
 
 NOT_COVERED = "Your notes don't seem to cover this."
 # The best quote's score (retrieve.evidence) below which the notes are taken not to answer.
@@ -185,9 +186,14 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
     # a name told there ("I want a GitHub Actions job to push my site updates ... which command and flag
     # do I use?") is named and hedged, not refused
     told = [n for n in dict.fromkeys(unfound + unknown) if of_scene(n, scene)]
+    # An everyday word no note uses ("get my money back", "the tiny icon in the browser tab") is
+    # more often the asker's phrasing than a subject the notes lack ("flashcards", "descale"):
+    # named and hedged, not refused, unless it is the thing asked for ("which hotel ...")
+    phrasing = {w for w in unheard if is_common_word(w)} - {asked_thing(asked)}
     refused = [n for n in unfound if n not in told] or not covers(
         best, _close(asked, hits), asked, quotes,
-        [n for n in unknown if n not in told] + [w for w in unheard if w not in said and w not in scene])
+        [n for n in unknown if n not in told] + [w for w in unheard if w not in said and w not in scene
+                                                 and w not in phrasing])
     missing = [] if refused else evidence.missing + [
         p for p in evidence.parts if p not in evidence.missing
         and (asks_what_no_note_says(p, quotes, searcher) or asks_a_quality_no_passage_says(p, hits_and_rows, searcher))]

@@ -23,6 +23,12 @@ _ASKED_THING = re.compile(r"\b(?:which|how\s+(?:much|many))\s+([a-z][a-z-]+)")
 THING_SAID = 0.60
 
 
+def asked_thing(question: str) -> str:
+    """The thing a question asks for ("hotel" in "which hotel are we staying at"), or ""."""
+    asked = _ASKED_THING.search(question.lower())
+    return asked.group(1) if asked else ""
+
+
 def asks_what_no_note_says(part: str, quotes: Sequence[Quote], searcher) -> bool:
     """Is this part of the question one the quotes do not answer, though its best unit scored
     well enough? Its score alone cannot tell: "which brand of flour do I buy" (0.40) is read with
@@ -35,9 +41,8 @@ def asks_what_no_note_says(part: str, quotes: Sequence[Quote], searcher) -> bool
     if not unheard:
         return False
     texts = [evidence_text(q) for q in quotes]
-    asked = _ASKED_THING.search(part.lower())
-    if asked and asked.group(1) in unheard \
-            and not said_otherwise([asked.group(1)], texts, searcher.embed_passages, floor=THING_SAID):
+    thing = asked_thing(part)
+    if thing in unheard and not said_otherwise([thing], texts, searcher.embed_passages, floor=THING_SAID):
         return True
     unsaid = [w for w in unheard if w not in said_otherwise(unheard, texts, searcher.embed_passages)]
     if not unsaid or (asks_figure(part) and any(holds_figure(q.text, part) for q in quotes)):
