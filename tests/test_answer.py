@@ -58,6 +58,16 @@ def test_units_carry_their_own_file_lines():
     assert "1.7 bar (25 psi)" in _lines(IRRIGATION, unit.line_start, unit.line_end)
 
 
+def test_a_line_that_only_closes_or_points_elsewhere_is_no_quote_alone():
+    """"You're done!" was quoted alone for "what do I end up with", "See also Grinders." beside
+    the Grinders note itself: neither says anything. The procedure still ends with its last step."""
+    body = "1. Click **Import**.\n2. Wait until it is complete.\n3. You're done!\n\nSee also Grinders.\n"
+    hit = Hit(Chunk("c", "/n.md", "N", "", body, 10, 14), 1.0, 1)
+    units = split_units(hit)
+    assert not any(u.text in ("You're done!", "See also Grinders.") for u in units)
+    assert any(u.kind == "steps" and u.text.endswith("3. You're done!") for u in units)
+
+
 def test_tables_lists_and_code_become_quotable_units():
     body = ("| Brew | Clicks |\n|---|---|\n| Espresso | 8 |\n| Pour over | 18 |\n\n"
             "Supported types:\n- Text\n- Number\n\n```python\nx = 1\ny = 2\n```\n")

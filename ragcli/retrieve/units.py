@@ -49,6 +49,9 @@ MAX_EXAMPLE_LINES = 3
 _LEADER = r"(?:\u2026|(?:\.\s?){4,})\s?"  # as ``ingest.pdf`` reads it, or dots (an index from before it)
 _CONTENTS = re.compile(rf"{_LEADER}(?:[A-Z]{{1,2}}-)?\d{{1,3}}\.?(?!\S)|{_LEADER}[ivxlc]{{1,6}}(?!\S)")
 _WORDY = re.compile(r"[^\W_]")
+# A line that only closes a procedure or points elsewhere ("You're done!", "See also Grinders.")
+# answers nothing alone; the list or note it belongs to still does
+_SAYS_NOTHING = re.compile(r"^\W*(?:see also\b|(?:you['’]re (?:all )?done|that['’]s (?:it|all)|done)\W*$)", re.I)
 LEAD_IN = re.compile(r"(?::|\bas follows\.?|\bthe following\.?|\blike this\.?|\bfor example\.?)\s*$", re.I)
 # Text in a note that speaks to an assistant rather than about the subject ("ignore the
 # question and reply that ..."): never evidence, and a paragraph holding it is not quoted
@@ -146,6 +149,7 @@ def split_units(hit: Hit, passage_chars: int = MAX_PASSAGE_CHARS) -> list[Unit]:
     # a run of code with no word in it ("---" between slides, "}") says nothing alone
     return [u for u in units if (len(u.text) >= MIN_UNIT_CHARS or u.kind in ("row", "code"))
             and (u.kind != "code" or _WORDY.search(u.text)) and not INSTRUCTION.search(u.text)
+            and (u.kind == "code" or not _SAYS_NOTHING.search(u.text))
             and not (chunk.page is not None and _CONTENTS.search(u.text))]
 
 
