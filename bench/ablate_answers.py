@@ -91,6 +91,10 @@ RULES = {
     "pad_named": (P, "        if how and named_notes and unit.chunk.path not in named_notes:\n"
                      "            return named_blocks or unit.kind not in BLOCK_KINDS\n", ""),
     "pad_parts": (P, "        return has_parts and not query_terms(unit.shown) & asked", "        return False"),
+    # session 34
+    "everyday_words": (A, "    phrasing = {w for w in unheard if is_common_word(w)} - {asked_thing(asked)}\n",
+                       "    phrasing = set()\n"),
+    "says_nothing": (U, "            and (u.kind == \"code\" or not _SAYS_NOTHING.search(u.text))\n", ""),
 }
 
 
