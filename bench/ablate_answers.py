@@ -94,6 +94,7 @@ RULES = {
     # session 34
     "everyday_words": (A, "    phrasing = {w for w in unheard if is_common_word(w)} - {asked_thing(asked)}\n",
                        "    phrasing = set()\n"),
+    "addition_after": (A, "    quotes = with_addition_after(quotes, sections)\n", ""),
     "says_nothing": (U, "            and (u.kind == \"code\" or not _SAYS_NOTHING.search(u.text))\n", ""),
 }
 

@@ -305,3 +305,30 @@ def test_an_example_is_shown_with_the_point_it_illustrates():
     plain = _example_quote()
     plain = replace(plain, text=plain.text.replace("For example, this", "This"))
     assert with_rule_before([plain], lambda path, heading: _html(HTML.replace("For example, this", "This"))) == [plain]
+
+
+REPORT = ("They volunteered to be interviewed.\n"
+          "OPM's Retirement Office experienced substantial staffing challenges in FY 2016. In addition, the\n"
+          "overflow call services contract ended in July 2016, resulting in a loss of approximately 20 trained\n"
+          "contract staff. To address these challenges, OPM hired 38 Customer Service Specialists.")
+
+
+def test_a_sentence_that_adds_to_a_quote_comes_with_it():
+    """"In addition, ..." goes on with the quote's point: asked why the office struggled, the
+    reader needs the lost contract staff too. The sentence runs over the report's wrapped lines;
+    a sentence that does not add ("To address these challenges, ...") is not taken."""
+    from ragcli.retrieve.beside import with_addition_after
+
+    chunks = [Chunk("r", "/r/opm.pdf", "OPM", "OPM", REPORT, 69, 72, page=91)]
+    said = "OPM's Retirement Office experienced substantial staffing challenges in FY 2016."
+    quote = Quote(1, said, "sentence", "/r/opm.pdf", "OPM", "OPM", 70, 70, 91, 0.5)
+    shown = with_addition_after([quote], lambda path, heading: chunks)[0]
+    assert shown.text.endswith("resulting in a loss of approximately 20 trained contract staff.")
+    assert (shown.line_start, shown.line_end) == (70, 72)
+    last = Quote(1, "To address these challenges, OPM hired 38 Customer Service Specialists.", "sentence",
+                 "/r/opm.pdf", "OPM", "OPM", 72, 72, 91, 0.5)
+    assert with_addition_after([last], lambda path, heading: chunks) == [last]
+    # shown already by another quote: not twice
+    other = replace(quote, n=2, text="In addition, the overflow call services contract ended in July 2016, "
+                    "resulting in a loss of approximately 20 trained contract staff.", line_start=70, line_end=72)
+    assert with_addition_after([quote, other], lambda path, heading: chunks)[0] == quote

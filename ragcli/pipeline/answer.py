@@ -40,7 +40,7 @@ from ..retrieve.parts import asks_nothing, question_parts
 from ..retrieve.relevance import (holds_every_word, names_in, names_not_in, relevant, unheard_words, unknown_names,
                                   without_likened)
 from ..retrieve.pages import with_following, with_page_rows
-from ..retrieve.beside import with_answer_after, with_sentence_after
+from ..retrieve.beside import with_addition_after, with_answer_after, with_sentence_after
 from ..retrieve.leads import with_section_leads
 from ..retrieve.caveat import with_caveat
 from ..retrieve.periods import of_the_years_asked
@@ -166,6 +166,7 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
     quotes = complete_lead_ins(quote_the_row(asked, evidence.quotes, hits_and_rows, idf), sections, asked)
     quotes = with_whole_procedure(quotes, asked, sections)
     quotes = with_answer_after(with_sentence_after(with_rule_before(quotes, sections), asked, sections), sections)
+    quotes = with_addition_after(quotes, sections)
     quotes = with_callout_titles(with_row_headers(with_line_above(quotes, sections), sections), sections)
     quotes = with_caveat(quotes, asked, sections, idf)
     timings["quotes_s"] = time.perf_counter() - started

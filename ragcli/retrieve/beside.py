@@ -111,3 +111,56 @@ def _tail_in(text: str, line: str) -> str:
         if tail and tail in line:
             return tail
     return ""
+
+
+# A sentence that adds to the one before ("... experienced substantial staffing challenges in FY
+# 2016. In addition, the overflow call services contract ended in July 2016, resulting in a loss of
+# approximately 20 trained contract staff."): the same point goes on, and the reader needs both
+_ADDS_TO = re.compile(r"^(?:In addition|Additionally|Moreover|Furthermore|Also|Besides|What(?:'|’)s more)\b,?\s")
+_NOT_PROSE = re.compile(r"^\s*(?:[#>|`]|[-*+]\s|\d+[.)]\s|$)")
+MAX_ADDED_CHARS = 240
+_RUNS_ON = 4  # lines a sentence may run on over in a wrapped paragraph (a PDF's)
+
+
+def with_addition_after(quotes: Sequence[Quote],
+                        section_chunks: Callable[[str, str], Sequence[Chunk]]) -> list[Quote]:
+    """Each quoted sentence with the sentence after it when that one opens by adding to it ("In
+    addition, ...", "Moreover, ...") and is short, unless another quote shows it already."""
+    out = []
+    for q in quotes:
+        if q.kind in ("sentence", "line", "passage"):
+            after, end = _sentence_running_on(q, section_chunks(q.path, q.heading))
+            if _ADDS_TO.match(after) and len(after) <= MAX_ADDED_CHARS and not any(after in o.text for o in quotes):
+                q = replace(q, text=f"{q.text.rstrip()} {after}", line_end=end)
+        out.append(q)
+    return out
+
+
+def _sentence_running_on(quote: Quote, chunks: Sequence[Chunk]) -> tuple[str, int]:
+    """The sentence after the quote in its paragraph, read across the lines it wraps over, with
+    the file line it ends on."""
+    for chunk, lines in file_lines(quote, chunks):
+        k = quote.line_end - chunk.line_start
+        if not 0 <= k < len(lines):
+            continue
+        tail = _tail_in(quote.text, lines[k])
+        if not tail:
+            return "", quote.line_end
+        pieces = [(lines[k][lines[k].find(tail) + len(tail):].strip(), quote.line_end)]
+        j = k + 1
+        while j < len(lines) and j - k <= _RUNS_ON and not _NOT_PROSE.match(lines[j]):
+            pieces.append((lines[j].strip(), quote.line_end + j - k))
+            j += 1
+        text = " ".join(p for p, _ in pieces if p)
+        first = split_sentences(text)[0] if text else ""
+        if not first or first == text and j - k > _RUNS_ON:
+            return "", quote.line_end  # no end in sight
+        used, end = 0, quote.line_end
+        for piece, line in pieces:
+            if piece:
+                end = line
+                used += len(piece) + 1
+                if used >= len(first):
+                    break
+        return first, end
+    return "", quote.line_end
