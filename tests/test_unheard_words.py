@@ -527,3 +527,14 @@ def test_everyday_words_are_the_vocabularys_commonest():
 
     assert all(is_common_word(w) for w in ("money", "movie", "tiny", "birthday", "pulling", "spots"))
     assert not any(is_common_word(w) for w in ("frost", "wrist", "descale", "flashcards", "zzzz"))
+
+
+def test_a_part_is_not_said_missing_for_an_everyday_word(help_vault_env, monkeypatch, capsys):
+    """"... will I get kicked off my phone and laptop?": no note says "kicked", and the 2FA FAQ's
+    "Will I be logged out of my current Obsidian devices? No." answers it; the part is not said
+    missing beside it."""
+    question = ("If I turn on the authenticator-app step at login, will I get kicked off my phone and laptop? "
+                "And if I switch it off and on later, can I reuse the old QR code?")
+    result = _ask(monkeypatch, capsys, help_vault_env, question)
+    assert result["covered"] and "Will I be logged out of my current Obsidian devices?" in _shown(result)
+    assert not any("kicked" in part for part in result["missing_parts"]), result["missing_parts"]

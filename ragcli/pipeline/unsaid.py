@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from ..retrieve.parts import asked_quality
 from ..retrieve.relevance import said_otherwise, unheard_words
+from ..retrieve.spelling import is_common_word
 from ..types import Hit, Quote
 from ..words import asks_figure, holds_figure, query_terms
 
@@ -44,7 +45,8 @@ def asks_what_no_note_says(part: str, quotes: Sequence[Quote], searcher) -> bool
     thing = asked_thing(part)
     if thing in unheard and not said_otherwise([thing], texts, searcher.embed_passages, floor=THING_SAID):
         return True
-    unsaid = [w for w in unheard if w not in said_otherwise(unheard, texts, searcher.embed_passages)]
+    unsaid = [w for w in unheard if w not in said_otherwise(unheard, texts, searcher.embed_passages)
+              and not is_common_word(w)]
     if not unsaid or (asks_figure(part) and any(holds_figure(q.text, part) for q in quotes)):
         return False
     quoted = set().union(*(query_terms(t) for t in texts)) if texts else set()
