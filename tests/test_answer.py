@@ -60,11 +60,14 @@ def test_units_carry_their_own_file_lines():
 
 def test_a_line_that_only_closes_or_points_elsewhere_is_no_quote_alone():
     """"You're done!" was quoted alone for "what do I end up with", "See also Grinders." beside
-    the Grinders note itself: neither says anything. The procedure still ends with its last step."""
-    body = "1. Click **Import**.\n2. Wait until it is complete.\n3. You're done!\n\nSee also Grinders.\n"
-    hit = Hit(Chunk("c", "/n.md", "N", "", body, 10, 14), 1.0, 1)
+    the Grinders note itself, an embedded picture's file name for "do my themes keep themselves up to
+    date": none says anything. The procedure still ends with its last step."""
+    body = ("1. Click **Import**.\n2. Wait until it is complete.\n3. You're done!\n\nSee also Grinders.\n\n"
+            "application-installer-current-version.png\n")
+    hit = Hit(Chunk("c", "/n.md", "N", "", body, 10, 16), 1.0, 1)
     units = split_units(hit)
-    assert not any(u.text in ("You're done!", "See also Grinders.") for u in units)
+    nothing = ("You're done!", "See also Grinders.", "application-installer-current-version.png")
+    assert not any(u.text in nothing for u in units), [u.text for u in units]
     assert any(u.kind == "steps" and u.text.endswith("3. You're done!") for u in units)
 
 
