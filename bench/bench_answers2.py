@@ -42,7 +42,7 @@ Sets (``bench/questions``; ``--set`` picks some, default all):
 - users3:       users3.jsonl, a third such set (same shape, other notes), written blind in session 32.
 - users4:       users4.jsonl, a fourth (same shape, other notes again), written blind in session 32.
 - users5:       users5.jsonl, a fifth (same shape, the help vault's last unused notes), written blind in session 33.
-- users6:       users6.jsonl, a sixth (same shape, sections of notes no earlier users' set asked), written blind in session 34.
+- users6:       users6.jsonl, a sixth (same shape, sections no earlier users' set asked), written blind in session 34.
 Halves: multipart/howto/unanswerable carry "split": tune|check; for the older sets, odd ids
 are tune and even ids check (as bench_paraphrase's dev/test). ``--split`` keeps one half.
 
