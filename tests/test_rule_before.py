@@ -332,3 +332,17 @@ def test_a_sentence_that_adds_to_a_quote_comes_with_it():
     other = replace(quote, n=2, text="In addition, the overflow call services contract ended in July 2016, "
                     "resulting in a loss of approximately 20 trained contract staff.", line_start=70, line_end=72)
     assert with_addition_after([quote, other], lambda path, heading: chunks)[0] == quote
+
+
+def test_the_answer_after_a_notes_question_is_read_whole_where_it_wraps():
+    """The answer after a FAQ's question runs over the next line of its paragraph: it is read to
+    its end, not cut at the line ("Yes, as long as"), and its last line is the quote's."""
+    from ragcli.retrieve.beside import with_answer_after
+
+    text = ("**Can I use one license on two devices?** Yes, as long as\n"
+            "both devices are yours. Licenses are per person.")
+    chunks = [Chunk("f", "/v/FAQ.md", "FAQ", "FAQ", text, 10, 11)]
+    asked = Quote(1, "**Can I use one license on two devices?**", "sentence", "/v/FAQ.md", "FAQ", "FAQ", 10, 10,
+                  None, 0.5)
+    shown = with_answer_after([asked], lambda path, heading: chunks)[0]
+    assert shown.text.endswith("Yes, as long as both devices are yours.") and shown.line_end == 11

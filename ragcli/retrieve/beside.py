@@ -16,6 +16,9 @@ from .padding import gives_instruction
 from .rule_before import PLAIN, file_lines
 
 MAX_AFTER_CHARS = 160
+# a line that is no more of a paragraph: a heading, callout, row, code, item, or a blank
+_NOT_PROSE = re.compile(r"^\s*(?:[#>|`]|[-*+]\s|\d+[.)]\s|$)")
+_RUNS_ON = 4  # lines a sentence may run on over in a wrapped paragraph (a PDF's)
 _GOES_ON = re.compile(r"^(?:A|An|The)\s")
 
 
@@ -86,8 +89,9 @@ def _with_after(quote: Quote, asked: set[str], section_chunks, others: Sequence[
 
 
 def _next_sentence(quote: Quote, chunks: Sequence[Chunk]) -> tuple[str, int]:
-    """The sentence after the quote in its note: the rest of its last line, or else the paragraph
-    that starts after one blank line (its first sentence), with the file line it ends on."""
+    """The sentence after the quote in its note, with the file line it ends on: the rest of its
+    paragraph (read on over the lines the paragraph wraps over, as a PDF's and many notes' do),
+    or else the paragraph that starts after one blank line (its first sentence)."""
     for chunk, lines in file_lines(quote, chunks):
         k = quote.line_end - chunk.line_start
         if not 0 <= k < len(lines):
@@ -95,11 +99,33 @@ def _next_sentence(quote: Quote, chunks: Sequence[Chunk]) -> tuple[str, int]:
         tail = _tail_in(quote.text, lines[k])
         rest = lines[k][lines[k].find(tail) + len(tail):].strip() if tail else ""
         if rest:
-            return split_sentences(rest)[0], quote.line_end
+            return _first_sentence(lines, k, rest, quote.line_end)
+        if tail and k + 1 < len(lines) and not _NOT_PROSE.match(lines[k + 1]):
+            return _first_sentence(lines, k + 1, lines[k + 1].strip(), quote.line_end + 1)
         if k + 2 < len(lines) and not lines[k + 1].strip() and PLAIN.match(lines[k + 2]):
-            return split_sentences(lines[k + 2].strip())[0], quote.line_end + 2
+            return _first_sentence(lines, k + 2, lines[k + 2].strip(), quote.line_end + 2)
         return "", quote.line_end
     return "", quote.line_end
+
+
+def _first_sentence(lines: list[str], k: int, text: str, line: int) -> tuple[str, int]:
+    """The first sentence of ``text`` (line ``k`` of ``lines``, or its end; file line ``line``),
+    read on over the next lines of its paragraph (``_RUNS_ON`` at most), with the file line it
+    ends on; none when it does not end within them."""
+    pieces, j = [(text, line)], k + 1
+    while j < len(lines) and j - k <= _RUNS_ON and not _NOT_PROSE.match(lines[j]):
+        pieces.append((lines[j].strip(), line + j - k))
+        j += 1
+    joined = " ".join(piece for piece, _ in pieces)
+    first = split_sentences(joined)[0]
+    if first == joined and j - k > _RUNS_ON:
+        return "", line  # no end in sight
+    used = 0
+    for piece, end in pieces:
+        used += len(piece) + 1
+        if used > len(first):
+            return first, end
+    return first, pieces[-1][1]
 
 
 def _tail_in(text: str, line: str) -> str:
@@ -117,9 +143,7 @@ def _tail_in(text: str, line: str) -> str:
 # 2016. In addition, the overflow call services contract ended in July 2016, resulting in a loss of
 # approximately 20 trained contract staff."): the same point goes on, and the reader needs both
 _ADDS_TO = re.compile(r"^(?:In addition|Additionally|Moreover|Furthermore|Also|Besides|What(?:'|’)s more)\b,?\s")
-_NOT_PROSE = re.compile(r"^\s*(?:[#>|`]|[-*+]\s|\d+[.)]\s|$)")
 MAX_ADDED_CHARS = 240
-_RUNS_ON = 4  # lines a sentence may run on over in a wrapped paragraph (a PDF's)
 
 
 def with_addition_after(quotes: Sequence[Quote],
@@ -129,38 +153,8 @@ def with_addition_after(quotes: Sequence[Quote],
     out = []
     for q in quotes:
         if q.kind in ("sentence", "line", "passage"):
-            after, end = _sentence_running_on(q, section_chunks(q.path, q.heading))
+            after, end = _next_sentence(q, section_chunks(q.path, q.heading))
             if _ADDS_TO.match(after) and len(after) <= MAX_ADDED_CHARS and not any(after in o.text for o in quotes):
                 q = replace(q, text=f"{q.text.rstrip()} {after}", line_end=end)
         out.append(q)
     return out
-
-
-def _sentence_running_on(quote: Quote, chunks: Sequence[Chunk]) -> tuple[str, int]:
-    """The sentence after the quote in its paragraph, read across the lines it wraps over, with
-    the file line it ends on."""
-    for chunk, lines in file_lines(quote, chunks):
-        k = quote.line_end - chunk.line_start
-        if not 0 <= k < len(lines):
-            continue
-        tail = _tail_in(quote.text, lines[k])
-        if not tail:
-            return "", quote.line_end
-        pieces = [(lines[k][lines[k].find(tail) + len(tail):].strip(), quote.line_end)]
-        j = k + 1
-        while j < len(lines) and j - k <= _RUNS_ON and not _NOT_PROSE.match(lines[j]):
-            pieces.append((lines[j].strip(), quote.line_end + j - k))
-            j += 1
-        text = " ".join(p for p, _ in pieces if p)
-        first = split_sentences(text)[0] if text else ""
-        if not first or first == text and j - k > _RUNS_ON:
-            return "", quote.line_end  # no end in sight
-        used, end = 0, quote.line_end
-        for piece, line in pieces:
-            if piece:
-                end = line
-                used += len(piece) + 1
-                if used >= len(first):
-                    break
-        return first, end
-    return "", quote.line_end

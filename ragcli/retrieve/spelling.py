@@ -20,16 +20,12 @@ _ENDINGS = ("s", "es", "ed", "ing", "ly", "able", "ion", "ions")
 COMMON_WORDS = 4000
 
 
-def is_common_word(word: str, most: int = COMMON_WORDS) -> bool:
-    """Is this word (or the word a plain ending was added to) among the ``most`` commonest
-    whole words of the built-in embedding model's vocabulary? False when it is unavailable."""
+def is_common_word(word: str) -> bool:
+    """Is this word (or the word a plain ending was added to) among the ``COMMON_WORDS``
+    commonest whole words of the built-in embedding model's vocabulary? False when it is
+    unavailable."""
     ranks = _ranks()
-    if ranks is None:
-        return False
-    word = word.lower()
-    found = [ranks[w] for w in [word] + [word[: -len(e)] for e in _ENDINGS
-                                         if word.endswith(e) and len(word) - len(e) >= 4] if w in ranks]
-    return bool(found) and min(found) < most
+    return ranks is not None and any(ranks.get(w, COMMON_WORDS) < COMMON_WORDS for w in _forms(word))
 
 
 def is_known_word(word: str) -> bool:
@@ -37,11 +33,13 @@ def is_known_word(word: str) -> bool:
     WordPiece vocabulary: a real word that is in no note is not a spelling slip to fix.
     True when the vocabulary is unavailable, so nothing is "fixed" blindly."""
     vocab = _ranks()
-    if vocab is None:
-        return True
+    return vocab is None or any(w in vocab for w in _forms(word))
+
+
+def _forms(word: str) -> list[str]:
+    """The word, lower case, and the words a plain ending may have been added to."""
     word = word.lower()
-    return word in vocab or any(word.endswith(e) and word[: -len(e)] in vocab
-                                for e in _ENDINGS if len(word) - len(e) >= 4)
+    return [word] + [word[: -len(e)] for e in _ENDINGS if word.endswith(e) and len(word) - len(e) >= 4]
 
 
 @functools.lru_cache(maxsize=1)
