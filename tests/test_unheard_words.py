@@ -424,9 +424,20 @@ def test_a_word_of_the_statement_typed_before_the_question_is_no_word_to_find(ex
 def test_a_part_asking_how_much_of_a_thing_no_note_names_is_said_missing(example_vault_env, monkeypatch, capsys):
     """"how much fertiliser should the tomatoes get, and how often?": the watering schedule's
     minutes were taken for the amount, and "fertiliser" for a word the schedule says otherwise
-    ("irrigation", 0.50). The thing a part asks an amount of must be named, or nearly."""
+    ("irrigation", 0.50). The thing a part asks an amount of must be named, or nearly. "and how
+    often?" asks how often to feed them, not to water them: a part with no word of its own is
+    missing with the part before it, so the question is refused rather than answered with the
+    schedule's "every day"."""
+    from ragcli.pipeline.unsaid import with_parts_that_follow
+    parts = ["how much fertiliser should the tomatoes get", "how often"]
+    assert with_parts_that_follow(parts, parts[:1]) == parts
+    assert with_parts_that_follow(parts, []) == []  # the part before answered: it stands
+    assert with_parts_that_follow(["how much salt", "how long does it rise"], ["how much salt"]) == ["how much salt"]
     result = _ask(monkeypatch, capsys, example_vault_env, "how much fertiliser should the tomatoes get, and how often?")
-    assert result["covered"] and result["missing_parts"] == ["how much fertiliser should the tomatoes get"], result
+    assert not result["covered"] and "fertiliser" in result["not_mentioned"], result
+    assert "every day" not in _shown(result), result
+    result = _ask(monkeypatch, capsys, example_vault_env, "how much fertiliser should the tomatoes get, and when?")
+    assert not result["covered"], result
     # the same question of a thing the notes name is answered in full
     result = _ask(monkeypatch, capsys, example_vault_env, "how much salt goes in my bread, and how long does it rise?")
     assert result["missing_parts"] == [], result

@@ -51,7 +51,7 @@ from ..scene import context_words, of_scene
 from ..words import asks_figure, asks_reason, holds_figure, query_terms, without_notes_frame
 from .session import Session
 from .unsaid import (asked_thing, asks_a_quality_no_passage_says, asks_what_no_note_says, evidence_text,
-                     hit_text, said_in_other_words)
+                     hit_text, said_in_other_words, with_parts_that_follow)
 
 NOT_COVERED = "Your notes don't seem to cover this."
 # The best quote's score (retrieve.evidence) below which the notes are taken not to answer.
@@ -198,7 +198,8 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
     missing = [] if refused else evidence.missing + [
         p for p in evidence.parts if p not in evidence.missing
         and (asks_what_no_note_says(p, quotes, searcher) or asks_a_quality_no_passage_says(p, hits_and_rows, searcher))]
-    missing = [p for p in missing if not asks_nothing(p)]  # "when installing a Python package"
+    # a part that only sets a circumstance ("when installing a Python package") is never missing
+    missing = [p for p in with_parts_that_follow(evidence.parts, missing) if not asks_nothing(p)]
     asking = [p for p in parts if not asks_nothing(p)]
     # every part that asks said missing: "I grow tomatoes on the balcony, how much fertiliser
     # should they get?" asks one thing, and the watering schedule quoted beside "Your notes don't

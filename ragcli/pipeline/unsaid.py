@@ -54,6 +54,17 @@ def asks_what_no_note_says(part: str, quotes: Sequence[Quote], searcher) -> bool
     return not (others & quoted)
 
 
+def with_parts_that_follow(parts: Sequence[str], missing: Sequence[str]) -> list[str]:
+    """The parts missing, and each part with no word of its own after one missing: "how much
+    fertiliser should the tomatoes get, and how often?" asks how often to feed them, and the
+    watering schedule's "every day" answers another question."""
+    out = list(missing)
+    for before, part in zip(parts, parts[1:]):
+        if before in out and part not in out and not query_terms(part):
+            out.append(part)
+    return out
+
+
 def asks_a_quality_no_passage_says(part: str, hits: Sequence[Hit], searcher) -> bool:
     """Does this part ask a quality ("how hard should the water be") that no passage read for the
     question names, in its words or in others close in meaning? The notes read for "how wet is my
