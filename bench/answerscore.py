@@ -23,7 +23,7 @@ _MISSING = re.compile(
     r"|\bnothing in your notes\b", re.IGNORECASE)
 
 # the sets of questions typed as users ask them: scored by the note each expects
-USERS_SETS = ("users", "users2", "users3", "users4", "users5", "users6")
+USERS_SETS = ("users", "users2", "users3", "users4", "users5", "users6", "users7")
 
 
 def content_words(text: str) -> set[str]:

@@ -43,6 +43,7 @@ Sets (``bench/questions``; ``--set`` picks some, default all):
 - users4:       users4.jsonl, a fourth (same shape, other notes again), written blind in session 32.
 - users5:       users5.jsonl, a fifth (same shape, the help vault's last unused notes), written blind in session 33.
 - users6:       users6.jsonl, a sixth (same shape, sections no earlier users' set asked), written blind in session 34.
+- users7:       users7.jsonl, a seventh (same shape, sections neither users6 nor any earlier set asked), session 35.
 Halves: multipart/howto/unanswerable carry "split": tune|check; for the older sets, odd ids
 are tune and even ids check (as bench_paraphrase's dev/test). ``--split`` keeps one half.
 
@@ -112,7 +113,7 @@ SETS = {"answers": "answers.jsonl", "paraphrase": "paraphrase.jsonl", "multipart
         "define": "define.jsonl", "lists": "lists.jsonl", "asks": "asks.jsonl", "yesno": "yesno.jsonl",
         "why": "why.jsonl", "shelf": "shelf.jsonl", "users2": "users2.jsonl",
         "users3": "users3.jsonl", "users4": "users4.jsonl",
-        "users5": "users5.jsonl", "users6": "users6.jsonl"}
+        "users5": "users5.jsonl", "users6": "users6.jsonl", "users7": "users7.jsonl"}
 
 
 def load_set(name: str) -> list[dict]:
