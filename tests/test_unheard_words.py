@@ -438,6 +438,13 @@ def test_a_part_asking_how_much_of_a_thing_no_note_names_is_said_missing(example
     assert "every day" not in _shown(result), result
     result = _ask(monkeypatch, capsys, example_vault_env, "how much fertiliser should the tomatoes get, and when?")
     assert not result["covered"], result
+    # a part that points back to the thing asked for, which no note names, asks about it too
+    hotel = ["which hotel did we book for the lisbon trip", "how far is it from the metro"]
+    assert with_parts_that_follow(hotel, hotel[:1], ["hotel"]) == hotel
+    assert with_parts_that_follow(hotel, hotel[:1], []) == hotel[:1]  # missing for another reason: it stands
+    result = _ask(monkeypatch, capsys, example_vault_env,
+                  "which hotel did we book for the lisbon trip, and how far is it from the metro?")
+    assert not result["covered"] and "hotel" in result["not_mentioned"], result
     # the same question of a thing the notes name is answered in full
     result = _ask(monkeypatch, capsys, example_vault_env, "how much salt goes in my bread, and how long does it rise?")
     assert result["missing_parts"] == [], result

@@ -199,7 +199,7 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
         p for p in evidence.parts if p not in evidence.missing
         and (asks_what_no_note_says(p, quotes, searcher) or asks_a_quality_no_passage_says(p, hits_and_rows, searcher))]
     # a part that only sets a circumstance ("when installing a Python package") is never missing
-    missing = [p for p in with_parts_that_follow(evidence.parts, missing) if not asks_nothing(p)]
+    missing = [p for p in with_parts_that_follow(evidence.parts, missing, unheard) if not asks_nothing(p)]
     asking = [p for p in parts if not asks_nothing(p)]
     # every part that asks said missing: "I grow tomatoes on the balcony, how much fertiliser
     # should they get?" asks one thing, and the watering schedule quoted beside "Your notes don't

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ..retrieve.parts import asked_quality
+from ..retrieve.parts import asked_quality, points_back
 from ..retrieve.relevance import said_otherwise, unheard_words
 from ..retrieve.spelling import is_common_word
 from ..types import Hit, Quote
@@ -54,13 +54,16 @@ def asks_what_no_note_says(part: str, quotes: Sequence[Quote], searcher) -> bool
     return not (others & quoted)
 
 
-def with_parts_that_follow(parts: Sequence[str], missing: Sequence[str]) -> list[str]:
-    """The parts missing, and each part with no word of its own after one missing: "how much
-    fertiliser should the tomatoes get, and how often?" asks how often to feed them, and the
-    watering schedule's "every day" answers another question."""
+def with_parts_that_follow(parts: Sequence[str], missing: Sequence[str], unheard: Sequence[str] = ()) -> list[str]:
+    """The parts missing, and each part after one missing that asks about the same thing: one with
+    no word of its own ("how much fertiliser should the tomatoes get, and how often?" asks how
+    often to feed them, and the watering schedule's "every day" answers another question), or one
+    that points back to the thing the part before asks for, when no note names it ("which hotel
+    did we book ..., and how far is it from the metro?": the metro card's line is about no hotel)."""
     out = list(missing)
     for before, part in zip(parts, parts[1:]):
-        if before in out and part not in out and not query_terms(part):
+        if before in out and part not in out and (
+                not query_terms(part) or asked_thing(before) in unheard and points_back(part)):
             out.append(part)
     return out
 

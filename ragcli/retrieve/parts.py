@@ -96,6 +96,11 @@ def refers_back(part: str, before: str) -> bool:
         and len(query_terms(part) - query_terms(before)) <= _OWN_WORDS
 
 
+def points_back(part: str) -> bool:
+    """Does the part name its subject by a word that points back ("how far is it from the metro")?"""
+    return bool(_BACK.search(part))
+
+
 def _asks_more(part: str, before: str) -> bool:
     """"..., and for how long?" asks a figure the clause before does not: a part of its own."""
     return asks_figure(part) and (not asks_figure(before) or answer_type(part) is not answer_type(before))
