@@ -171,9 +171,11 @@ def asks_figure(question: str) -> bool:
 _NUM = (r"(?:\d[\d.,]*|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|"
         r"thirty|forty|forty-five|fifty|ninety|a few|several|an?)")
 # "30 s", "2h" with digits; a number in words needs its space and a whole unit ("as" is not "a s")
-_DURATION = re.compile(rf"\b{_NUM}\s*(?:(?:-|–|to|or)\s*{_NUM}\s*)?(?:secs?|seconds?|mins?|minutes?|hrs?|hours?|"
-                       r"days?|weeks?|months?|years?)\b|\b\d[\d.,]*\s*(?:s|h)\b|\b\d{1,2}:\d{2}\b|\bovernight\b",
-                       re.I)
+_SPAN = (rf"\b{_NUM}\s*(?:(?:-|–|to|or)\s*{_NUM}\s*)?(?:secs?|seconds?|mins?|minutes?|hrs?|hours?|"
+         r"days?|weeks?|months?|years?)\b|\b\d[\d.,]*\s*(?:s|h)\b|\b\d{1,2}:\d{2}\b|\bovernight\b")
+# "every two months" says how often, not how long (it answers "when"): "how long should it take", of an
+# espresso shot, was answered by the grinder's "Clean the burrs every two months"
+_DURATION = re.compile(rf"(?<!\bevery )(?<!\bonce )(?:{_SPAN})", re.I)
 _TEMPERATURE = re.compile(r"\d\s*°|\d\s*degrees?\b", re.I)
 _WHEN = re.compile(r"\b\d{1,2}:\d{2}\b|\b\d{4}-\d{2}-\d{2}\b|\b(?:1[89]|20)\d{2}\b|"
                    # a date in figures, month or day first: "completed 5/26/16", "26.05.2016" (dotted with
@@ -191,7 +193,7 @@ _WHEN = re.compile(r"\b\d{1,2}:\d{2}\b|\b\d{4}-\d{2}-\d{2}\b|\b(?:1[89]|20)\d{2}
 # "What time ..." asks a time only.
 _CONDITION = (r"\b(?:when(?:ever)?|if|after|before|until|unless|as soon as|once (?:you|the|it|a|an|your))\b|"
               r"\b(?:above|below|over|under|beyond|exceeds?|more than|less than|at least|at most)\s+[\d.]")
-_WHEN_OR_CONDITION = re.compile(f"{_WHEN.pattern}|{_DURATION.pattern}|{_CONDITION}", re.I)
+_WHEN_OR_CONDITION = re.compile(f"{_WHEN.pattern}|{_SPAN}|{_CONDITION}", re.I)
 # A price: an amount in a currency, or free. "How much is it per month" is not answered by "1 GB".
 _PRICE = re.compile(r"[$€£¥₹]\s*\d|\d\s*(?:usd|eur|gbp|dollars?|euros?|pounds?|cents?)\b|\bfree\b|"
                     r"\bno (?:extra )?(?:cost|charge)\b", re.I)

@@ -642,6 +642,9 @@ def test_each_part_of_a_question_gets_its_quote(example_vault_env, monkeypatch, 
     assert "Espresso" in shown and "8" in shown  # the grinder table's row
     assert "25 to 30 seconds" in shown  # the shot time, in another note
     assert len(result["parts"]) == 2 and result["missing_parts"] == []
+    # "it" is the shot: how often the grinder's burrs are cleaned ("every two months") is no time it takes
+    result = _ask(capsys, "How many clicks for espresso on my grinder, and how long should it take?", "--quotes")
+    assert "25 to 30 seconds" in _shown(result) and "every two months" not in _shown(result), result
 
 
 def test_a_question_asking_a_duration_is_answered_by_one_from_its_note(example_vault_env, monkeypatch, capsys):
@@ -789,6 +792,8 @@ def test_words_of_the_question_frame_are_not_its_subject():
     assert not holds_figure("Channeling shows up as spritzing and a sour, thin shot.", "how long should it take")
     assert holds_figure("Dose 18 g in, 36 g out, in 25 to 30 seconds.", "how long should it take")
     assert holds_figure("Rest it for 2h, then 30 s more.", "how long")
+    assert not holds_figure("Clean the burrs every two months.", "how long should it take")  # how often
+    assert holds_figure("Clean the burrs every two months.", "when should I clean the burrs")
 
 
 def test_a_word_no_note_uses_is_said_and_weak_evidence_for_it_is_refused(example_vault_env, monkeypatch, capsys):
