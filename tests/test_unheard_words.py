@@ -556,3 +556,14 @@ def test_a_part_is_not_said_missing_for_an_everyday_word(help_vault_env, monkeyp
     result = _ask(monkeypatch, capsys, help_vault_env, question)
     assert result["covered"] and "Will I be logged out of my current Obsidian devices?" in _shown(result)
     assert not any("kicked" in part for part in result["missing_parts"]), result["missing_parts"]
+
+
+def test_a_word_naming_the_figure_asked_is_said_by_a_figure_of_its_kind(example_vault_env, monkeypatch, capsys):
+    """"what temperature should the milk be?" was hedged for "temperature", a word no note uses,
+    beside "Steam whole milk to 60 °C": a figure of the kind asked, in a quote holding the
+    question's other words, says it. The milk's 60 °C says no water temperature for espresso."""
+    result = _ask(monkeypatch, capsys, example_vault_env, "what temperature should the milk be?")
+    assert result["covered"] and not result["tentative"] and "60 °C" in _shown(result), result
+    assert "temperature" not in result["not_mentioned"], result
+    result = _ask(monkeypatch, capsys, example_vault_env, "what water temperature should I use for espresso?")
+    assert result["tentative"] and "temperature" in result["not_mentioned"], result

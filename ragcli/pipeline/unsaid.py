@@ -12,7 +12,7 @@ from ..retrieve.parts import asked_quality, points_back
 from ..retrieve.relevance import said_otherwise, unheard_words
 from ..retrieve.spelling import is_common_word
 from ..types import Hit, Quote
-from ..words import asks_figure, holds_figure, query_terms
+from ..words import answer_type, asks_figure, holds_figure, query_terms
 
 
 # "which brand of flour", "how much fertiliser": the thing a part asks for ("what" is as often a
@@ -66,6 +66,24 @@ def with_parts_that_follow(parts: Sequence[str], missing: Sequence[str], unheard
                 not query_terms(part) or asked_thing(before) in unheard and points_back(part)):
             out.append(part)
     return out
+
+
+# The words that name the kind of figure asked: "what milk temperature for a latte?" is answered by "Steam
+# whole milk to 60 °C" though no note says "temperature"
+_FIGURE_NAMES = frozenset({"temperature", "temperatures", "cost", "costs", "price", "prices", "percentage",
+                           "percent", "proportion", "fraction", "date", "duration"})
+
+
+def figure_named(asked: str, quotes: Sequence[Quote]) -> set[str]:
+    """The question's words that name the kind of figure it asks for, when a quote holds one of
+    that kind and every other word of the question: no note need say "temperature" to say "60 °C"
+    of the milk. The milk's 60 °C is no water temperature for espresso: "temperature" stays unsaid."""
+    names = set(re.findall(r"[a-z]+", asked.lower())) & _FIGURE_NAMES
+    if not names or answer_type(asked) is None:
+        return set()
+    rest = query_terms(asked) - query_terms(" ".join(names))
+    return names if any(holds_figure(q.text, asked) and rest <= query_terms(evidence_text(q)) for q in quotes) \
+        else set()
 
 
 def asks_a_quality_no_passage_says(part: str, hits: Sequence[Hit], searcher) -> bool:
