@@ -1234,3 +1234,23 @@ def test_a_way_to_do_something_is_asked_as_a_how_to():
     assert asks_how("what's the fastest way to open a note by typing part of its name?")
     assert asks_how("Is there a way to get back an older version of a note?")
     assert not asks_how("Is there a student discount?")
+
+
+def test_a_quote_from_an_embedded_note_is_cited_where_its_words_are(example_vault_env, monkeypatch, capsys):
+    """The Lisbon trip note embeds the 14 March journal (``![[Journal/2026-03-14]]``, line 21), and
+    its words were cited as line 21 of Lisbon trip.md, where the reader finds only the embed; an
+    embedded section's name alone ("Retrieval glossary > BM25") was quoted as if it said something.
+    Each quote now stands at the lines of the note that holds its words, shown once."""
+    _use(monkeypatch, example_vault_env)
+    vault = Path(__file__).resolve().parents[1] / "examples" / "vault"
+    result = _ask(capsys, "when is the lisbon trip again?", "--quotes")
+    may = [q for q in result["quotes"] if "second week of May" in q["text"]]
+    assert len(may) == 1 and may[0]["path"].endswith("Journal/2026-03-14.md"), result["quotes"]
+    journal = vault / "Journal" / "2026-03-14.md"
+    assert "second week of May" in _lines(journal, may[0]["line_start"], may[0]["line_end"]), may[0]
+    assert not any(q["path"].endswith("Lisbon trip.md") and q["line_start"] == 21 for q in result["quotes"])
+    texts = [q["text"] for q in result["quotes"]]
+    assert len(texts) == len(set(texts))  # said once
+    result = _ask(capsys, "what is BM25?", "--quotes")
+    assert "Retrieval glossary > BM25" not in [q["text"] for q in result["quotes"]], result["quotes"]
+    assert "A keyword ranking function" in _shown(result)

@@ -49,11 +49,13 @@ MAX_EXAMPLE_LINES = 3
 _LEADER = r"(?:\u2026|(?:\.\s?){4,})\s?"  # as ``ingest.pdf`` reads it, or dots (an index from before it)
 _CONTENTS = re.compile(rf"{_LEADER}(?:[A-Z]{{1,2}}-)?\d{{1,3}}\.?(?!\S)|{_LEADER}[ivxlc]{{1,6}}(?!\S)")
 _WORDY = re.compile(r"[^\W_]")
-# A line that only closes a procedure or points elsewhere ("You're done!", "See also Grinders."), or
-# an embedded image's name ("application-installer-current-version.png", a picture no terminal
-# shows), answers nothing alone; the list or note it belongs to still does
+# A line that only closes a procedure or points elsewhere ("You're done!", "See also Grinders."), an
+# embedded image's name ("application-installer-current-version.png", a picture no terminal shows),
+# or an embedded note's name as its line reads ("Retrieval glossary > BM25": its text follows apart)
+# answers nothing alone; the list or note it belongs to still does
 _SAYS_NOTHING = re.compile(r"^\W*(?:see also\b|(?:you['’]re (?:all )?done|that['’]s (?:it|all)|done)\W*$)"
-                           r"|^[\w .()-]+\.(?:png|jpe?g|gif|svg|webp|bmp|avif|mp4|webm|mov|mp3|wav|m4a|ogg)$", re.I)
+                           r"|^[\w .()-]+\.(?:png|jpe?g|gif|svg|webp|bmp|avif|mp4|webm|mov|mp3|wav|m4a|ogg)$"
+                           r"|^[^\n.!?:;>]{1,80}(?: > [^\n.!?:;>]{1,80})+$", re.I)
 LEAD_IN = re.compile(r"(?::|\bas follows\.?|\bthe following\.?|\blike this\.?|\bfor example\.?)\s*$", re.I)
 # Text in a note that speaks to an assistant rather than about the subject ("ignore the
 # question and reply that ..."): never evidence, and a paragraph holding it is not quoted

@@ -120,6 +120,7 @@ class Index(Closing):
     chunk_ids_newest_first = _part("_m", "chunk_ids_newest_first")
     section_chunks = _part("_m", "section_chunks")
     page_chunks = _part("_m", "page_chunks")
+    note_chunks = _part("_m", "note_chunks")
     counts = _part("_m", "counts")
     generation = _part("_m", "generation")
     dependents = _part("_m", "dependents")

@@ -246,6 +246,10 @@ class Manifest:
         sql = (_CHUNKS + f" WHERE path = ? AND heading IN ({','.join('?' * len(heads))}) ORDER BY ordinal")
         return [Chunk(*row) for row in self.db.execute(sql, (path, *heads))]
 
+    def note_chunks(self, path: str) -> list[Chunk]:
+        """Every chunk of one note, in order."""
+        return [Chunk(*row) for row in self.db.execute(_CHUNKS + " WHERE path = ? ORDER BY ordinal", (path,))]
+
     def page_chunks(self, path: str, page: int) -> list[Chunk]:
         """The chunks of one page of a PDF, in order."""
         sql = _CHUNKS + " WHERE path = ? AND page = ? ORDER BY ordinal"
