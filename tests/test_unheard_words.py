@@ -567,3 +567,14 @@ def test_a_word_naming_the_figure_asked_is_said_by_a_figure_of_its_kind(example_
     assert "temperature" not in result["not_mentioned"], result
     result = _ask(monkeypatch, capsys, example_vault_env, "what water temperature should I use for espresso?")
     assert result["tentative"] and "temperature" in result["not_mentioned"], result
+
+
+def test_a_word_the_notes_write_as_two_is_heard(example_vault_env, monkeypatch, capsys):
+    """"how do I turn on vim keybindings?" was hedged for "keybindings" beside Settings' "Vim key
+    bindings"; the Lisbon note's "Day trip to Sintra" is a "daytrip" too. A word whose two halves
+    some note writes as a phrase is the notes' word."""
+    result = _ask(monkeypatch, capsys, example_vault_env, "how long is the daytrip to Sintra?")
+    assert result["covered"] and "daytrip" not in result["not_mentioned"] and not result["tentative"], result
+    assert "40 minutes" in _shown(result)
+    result = _ask(monkeypatch, capsys, example_vault_env, "Which hotel are we staying at in Lisbon?")
+    assert not result["covered"] and "hotel" in result["not_mentioned"]  # no "ho tel": still unheard

@@ -188,7 +188,18 @@ def unheard_words(question: str, df: Callable[[list[str]], list[int]]) -> list[s
     if not words:
         return []
     # in any form: a note that says "go" holds the "goes" of "what goes in the puck prep"
-    return [w for w, count in zip(words, df([" OR ".join(f'"{f}"' for f in forms(w)) for w in words])) if count == 0]
+    unheard = [w for w, count in zip(words, df([" OR ".join(f'"{f}"' for f in forms(w)) for w in words])) if count == 0]
+    return [w for w in unheard if not _written_apart(w, df)]
+
+
+_HALF = 3  # letters each half of a word written as two has at least
+
+
+def _written_apart(word: str, df: Callable[[list[str]], list[int]]) -> bool:
+    """Do the notes write the word as two ("keybindings": "Vim key bindings", "screenshot": "screen
+    shot")? A phrase of its two halves, split anywhere, that some chunk holds."""
+    splits = [f'"{word[:k]} {word[k:]}"' for k in range(_HALF, len(word) - _HALF + 1)]
+    return bool(splits) and any(df([" OR ".join(splits)]))
 
 
 # A word no note uses may still be what a quote says in other words: "wipe the login it saved" is
