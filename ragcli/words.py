@@ -278,6 +278,8 @@ _ASKS_LIST = re.compile(
 _HOW = re.compile(r"\bhow (?:do|can|should|would|could) (?:i|you|we|one)\b|\bhow to\b|\bwhat(?:'s| is) the "
                   r"(?:syntax|command|shortcut|code)\b|\bstep by step\b|\bwalk (?:me|us) through\b|"
                   r"\bwhat (?:are|were) the steps\b|\bwhat do (?:i|we) need\b|"
+                  # "... came through totally blank. what do i do?": the steps that mend it
+                  r"\bwhat (?:do|should|can|must) (?:i|we) do(?: now| next| about (?:it|this|that))?\W*$|"
                   r"\bwhat(?:'s| is) the (?:best|fastest|easiest|quickest|simplest|right) way to\b|"
                   r"\bis there (?:a|an|any) (?:way|option|setting) to\b", re.I)
 

@@ -1234,6 +1234,10 @@ def test_a_way_to_do_something_is_asked_as_a_how_to():
     assert asks_how("what's the fastest way to open a note by typing part of its name?")
     assert asks_how("Is there a way to get back an older version of a note?")
     assert not asks_how("Is there a student discount?")
+    # what the asker tells, then "what do I do?": the steps that mend it (u7-13's OneNote import)
+    assert asks_how("a couple of my notebooks came through totally blank. what do i do?")
+    assert asks_how("My card expired; what should I do now?")
+    assert not asks_how("What do I do with the starter the night before?")  # asks what, not how
 
 
 def test_a_quote_from_an_embedded_note_is_cited_where_its_words_are(example_vault_env, monkeypatch, capsys):
