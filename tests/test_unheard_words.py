@@ -578,3 +578,18 @@ def test_a_word_the_notes_write_as_two_is_heard(example_vault_env, monkeypatch, 
     assert "40 minutes" in _shown(result)
     result = _ask(monkeypatch, capsys, example_vault_env, "Which hotel are we staying at in Lisbon?")
     assert not result["covered"] and "hotel" in result["not_mentioned"]  # no "ho tel": still unheard
+
+
+def test_a_letter_dropped_from_a_notes_word_is_that_word(example_vault_env, monkeypatch, capsys):
+    """"whats the grnder setting for pourover?" was refused: "No note mentions “grnder”", though the
+    search read it as "grinder". A word a letter short of one the notes hold is that word; a word
+    the search would "fix" into another ("invent" into "indent") is still said unheard."""
+    from ragcli.retrieve.relevance import unheard_words
+
+    result = _ask(monkeypatch, capsys, example_vault_env, "whats the grnder setting for pourover?")
+    assert result["covered"] and "grnder" not in result["not_mentioned"], result
+    assert "18" in _shown(result)
+    slips = {"grnder": "grinder", "invent": "indent"}
+    heard = unheard_words("which grnder do I invent?", lambda queries: [0] * len(queries),
+                          lambda words, leave=None: {w: slips[w] for w in words if w in slips})
+    assert heard == ["invent"]

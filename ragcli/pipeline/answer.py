@@ -37,7 +37,7 @@ from ..retrieve.sections import with_matching_sections, with_sections
 from ..retrieve.counts import direct_count
 from ..retrieve.figures import direct_figure, quote_the_row
 from ..retrieve.parts import asks_nothing, question_parts
-from ..retrieve.relevance import (holds_every_word, names_in, names_not_in, relevant, unheard_words, unknown_names,
+from ..retrieve.relevance import (holds_every_word, names_in, names_not_in, relevant, unknown_names,
                                   without_likened)
 from ..retrieve.pages import with_following, with_page_rows
 from ..retrieve.beside import with_addition_after, with_answer_after, with_sentence_after
@@ -52,7 +52,7 @@ from ..scene import context_words, of_scene
 from ..words import asks_figure, asks_reason, holds_figure, query_terms, without_notes_frame
 from .session import Session
 from .unsaid import (asked_thing, asks_a_quality_no_passage_says, asks_what_no_note_says, evidence_text, figure_named,
-                     hit_text, said_in_other_words, with_parts_that_follow)
+                     hit_text, said_in_other_words, unheard_in, with_parts_that_follow)
 
 NOT_COVERED = "Your notes don't seem to cover this."
 # The best quote's score (retrieve.evidence) below which the notes are taken not to answer.
@@ -148,7 +148,7 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
     if not relevant(query, hits, config.min_score) and (config.min_score >= 0 or _top_cosine(hits) < STRONG_HIT):
         timings["total_s"] = time.perf_counter() - started
         return Answer(question, NOT_COVERED, [], model, timings, covered=False, retrieval_query=query,
-                      not_mentioned=unheard_words(asked, searcher.index.keyword_df), nearest=_nearest(hits))
+                      not_mentioned=unheard_in(asked, searcher), nearest=_nearest(hits))
     parts = question_parts(asked)
     idf = _idf(searcher)
     index = searcher.index
@@ -177,7 +177,7 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
     unfound = names_not_in(named, [f"{h.chunk.path}\n{hit_text(h)}" for h in hits_and_rows]
                            + [evidence_text(q) for q in quotes]) if named else []
     unknown = unknown_names(asked, searcher.index.keyword_df) if best < EVIDENCE_FLOOR or unfound else []
-    unheard = [w for w in unheard_words(asked, searcher.index.keyword_df) if w not in figure_named(asked, quotes)]
+    unheard = [w for w in unheard_in(asked, searcher) if w not in figure_named(asked, quotes)]
     said = said_in_other_words(unheard, quotes, hits, searcher) if best < EVIDENCE_FLOOR else []
     # A thing the question names that no passage read names is not what they answer, however close
     # they come: "move my vault over to Logseq" reads the notes on moving vaults (0.55); Logseq is

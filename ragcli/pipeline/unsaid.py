@@ -30,6 +30,11 @@ def asked_thing(question: str) -> str:
     return asked.group(1) if asked else ""
 
 
+def unheard_in(text: str, searcher) -> list[str]:
+    """``unheard_words`` of the text against the searcher's index, slips of its words read as them."""
+    return unheard_words(text, searcher.index.keyword_df, searcher.index.respell)
+
+
 def asks_what_no_note_says(part: str, quotes: Sequence[Quote], searcher) -> bool:
     """Is this part of the question one the quotes do not answer, though its best unit scored
     well enough? Its score alone cannot tell: "which brand of flour do I buy" (0.40) is read with
@@ -38,7 +43,7 @@ def asks_what_no_note_says(part: str, quotes: Sequence[Quote], searcher) -> bool
     the thing the part asks for ("which brand"), or none of the part's other words is quoted
     ("can it transcribe my voice memos"). A figure of the kind asked, quoted, answers it, unless
     the thing asked is one no quote names, nor a word close to it (``THING_SAID``)."""
-    unheard = unheard_words(part, searcher.index.keyword_df)
+    unheard = unheard_in(part, searcher)
     if not unheard:
         return False
     texts = [evidence_text(q) for q in quotes]

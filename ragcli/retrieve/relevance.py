@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from ..types import Hit
+from .spelling import is_known_word
 from ..words import done_without, folded, forms, query_terms, without_notes_frame
 
 # Relevance gate, calibrated on the Obsidian help vault (bench/bench_ask.py --calibrate):
@@ -178,18 +179,25 @@ _WORDS = re.compile(r"(?<![\w'-])[a-z]{4,}(?![\w'-])")
 _PARTICLES = frozenset({"back", "away", "down"})
 
 
-def unheard_words(question: str, df: Callable[[list[str]], list[int]]) -> list[str]:
+def unheard_words(question: str, df: Callable[[list[str]], list[int]],
+                  respell: Callable[..., dict[str, str]] | None = None) -> list[str]:
     """The question's lower-case words of four letters or more (not its frame) that no chunk
     holds in any form: asked whether Obsidian reads notes "out loud", notes that never say
     "loud" may answer about reading, not about that. Said beside the passages, so the reader
-    knows what was matched in other words, or not at all."""
+    knows what was matched in other words, or not at all. ``respell`` (the index's): a slip a
+    letter from a word the notes hold ("grnder", "espreso") is that word, as the search read it."""
     asked = _asked_terms(question) - done_without(question) - _PARTICLES  # not the frame: "long" in "how long"
     words = [w for w in dict.fromkeys(_WORDS.findall(folded(question))) if query_terms(w) and query_terms(w) <= asked]
     if not words:
         return []
     # in any form: a note that says "go" holds the "goes" of "what goes in the puck prep"
     unheard = [w for w, count in zip(words, df([" OR ".join(f'"{f}"' for f in forms(w)) for w in words])) if count == 0]
-    return [w for w in unheard if not _written_apart(w, df)]
+    unheard = [w for w in unheard if not _written_apart(w, df)]
+    slips = respell(unheard, leave=is_known_word) if respell is not None and unheard else {}
+    # a letter dropped or two swapped ("grnder", "recieve"), not another word's letters: the
+    # search's fixes of words its vocabulary lacks ("transcribe" -> "transcript", "invent" ->
+    # "indent") would hide what the notes do not say
+    return [w for w in unheard if not (w in slips and set(w) <= set(slips[w]))]
 
 
 _HALF = 3  # letters each half of a word written as two has at least
