@@ -71,7 +71,7 @@ def _span(text: str, within: str) -> tuple[int, int, int] | None:
     callout's title, an embedded section's heading put before it), and the offsets of its first
     and last words there, read across line breaks."""
     words = text.split()
-    for skip in range(min(_SKIP, len(words))):
+    for skip in range(min(_SKIP, max(1, len(words) - 2))):  # three words at least, not one anywhere
         head = _find(words[skip:skip + _ANCHOR], within, 0)
         if head is not None:
             tail = _find(words[-_ANCHOR:], within, head.start()) if len(words) - skip > _ANCHOR else head
