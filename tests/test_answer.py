@@ -1258,3 +1258,22 @@ def test_a_quote_from_an_embedded_note_is_cited_where_its_words_are(example_vaul
     result = _ask(capsys, "what is BM25?", "--quotes")
     assert "Retrieval glossary > BM25" not in [q["text"] for q in result["quotes"]], result["quotes"]
     assert "A keyword ranking function" in _shown(result)
+
+
+def test_quotes_from_embedded_sections_are_cited_and_completed_at_their_source(help_vault_env, monkeypatch, capsys):
+    """Syncing for teams embeds Security and privacy's "Hosting" and "encryption" sections on two
+    lines (31, 32). A quote of the first was cited at line 31 with its heading glued on ("Hosting >
+    Where can I find my current Sync server ..."), and its lead-in "... follow these steps:" was
+    completed with the next embed's text about AES-256. Re-cited before any rule reads around it,
+    the lead-in is completed from its own note."""
+    from tests.conftest import VAULT
+
+    _use(monkeypatch, help_vault_env)
+    result = _ask(capsys, "which company hosts the sync servers and where would my data sit?", "--quotes")
+    for quote in result["quotes"]:  # the cited lines hold the quote's words (a callout's title may lead)
+        held = set(re.findall(r"\w+", _lines(Path(quote["path"]), quote["line_start"], quote["line_end"]).lower()))
+        words = re.findall(r"\w+", quote["text"].lower())
+        assert sum(w in held for w in words) >= 0.8 * len(words), quote
+    steps = [q for q in result["quotes"] if "follow these steps" in q["text"]]
+    assert steps and all(q["path"] == str(VAULT / "Obsidian Sync" / "Security and privacy.md") for q in steps)
+    assert all("Copy Debug Info" in q["text"] and "AES-256" not in q["text"] for q in steps), steps

@@ -42,7 +42,7 @@ from ..retrieve.relevance import (holds_every_word, names_in, names_not_in, rele
 from ..retrieve.pages import with_following, with_page_rows
 from ..retrieve.beside import with_addition_after, with_answer_after, with_sentence_after
 from ..retrieve.leads import with_section_leads
-from ..retrieve.embedded import at_their_source
+from ..retrieve.embedded import evidence_at_source
 from ..retrieve.caveat import with_caveat
 from ..retrieve.periods import of_the_years_asked
 from ..retrieve.rule_before import (complete_lead_ins, with_callout_titles, with_line_above, with_row_headers,
@@ -164,6 +164,7 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
                                parts=parts, part_floor=PART_FLOOR,
                                focus=without_notes_frame(question) if retrieval_query and retrieval_query != question
                                else "")
+    evidence = evidence_at_source(evidence, index)  # a quote from an embedded note, at its own lines
     quotes = complete_lead_ins(quote_the_row(asked, evidence.quotes, hits_and_rows, idf), sections, asked)
     quotes = with_whole_procedure(quotes, asked, sections)
     quotes = with_answer_after(with_sentence_after(with_rule_before(quotes, sections), asked, sections), sections)
@@ -201,9 +202,8 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
         and (asks_what_no_note_says(p, quotes, searcher) or asks_a_quality_no_passage_says(p, hits_and_rows, searcher))]
     missing = [p for p in with_parts_that_follow(evidence.parts, missing, unheard) if not asks_nothing(p)]  # "when ..."
     asking = [p for p in parts if not asks_nothing(p)]
-    # every part that asks said missing: "I grow tomatoes on the balcony, how much fertiliser
-    # should they get?" asks one thing, and the watering schedule quoted beside "Your notes don't
-    # say" answers nothing
+    # every part that asks said missing: "I grow tomatoes on the balcony, how much fertiliser should
+    # they get?" asks one thing; the watering schedule quoted beside "Your notes don't say" answers nothing
     if refused or asking and all(p in missing for p in asking):
         timings["total_s"] = time.perf_counter() - started
         return Answer(question, NOT_COVERED, [], model, timings, covered=False, retrieval_query=query,
@@ -221,7 +221,7 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
     quotes = without_padding_best(without_quotes_of_missing_parts(quotes, evidence, missing), evidence,
                                   shape["tentative"])
     quotes = of_the_years_asked(quotes, asked)  # after the gate has read them all
-    quotes = at_their_source(with_section_leads(quotes, asked, sections), index)
+    quotes = with_section_leads(quotes, asked, sections)
     # "These passages may answer it": no model sentence then. Joining two quotes that may not
     # answer made "Install the headless client, and you can use it to record your own audio"
     # of an install step and the audio recorder, each word in a quote, the claim in neither.

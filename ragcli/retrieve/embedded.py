@@ -15,42 +15,56 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from ..types import Chunk, Quote
+from .evidence import Evidence, quote_place
 
 _ANCHOR = 6  # words matched at each end of a quote
-_SKIP = 12  # words before it that may not be the note's: a callout's title, an embedded section's heading
+_SKIP = 24  # words before it that may not be the note's: a callout's title, an embedded section's heading
 
 
-def at_their_source(quotes: Sequence[Quote], index) -> list[Quote]:
+def evidence_at_source(evidence: Evidence, index) -> Evidence:
+    """The evidence with its quotes ``at_their_source``, and the places of its parts' and padding
+    quotes moved with them, before any rule reads the lines around a quote: read at the embed's
+    line, a lead-in ("... in the following regional locations:") was completed with the next
+    embed's text."""
+    quotes, moved = at_their_source(evidence.quotes, index)
+    if quotes is evidence.quotes:
+        return evidence
+    return replace(evidence, quotes=quotes, part_places=[moved.get(p, p) for p in evidence.part_places],
+                   padding_place=moved.get(evidence.padding_place, evidence.padding_place))
+
+
+def at_their_source(quotes: list[Quote], index) -> tuple[list[Quote], dict[tuple, tuple]]:
     """The quotes, each one taken from an embedded note cited at that note's lines (``index``:
-    ``file`` and ``note_chunks``), without a second showing of the same words at the same place;
-    renumbered 1..n when one goes."""
-    out: list[Quote] = []
-
+    ``file`` and ``note_chunks``), without a second showing of the same words at the same place,
+    renumbered 1..n; and where each quote moved from, to. The quotes themselves when none moved."""
     def embeds_of(path: str) -> Sequence[str]:
         record = index.file(path)
         return record.embeds if record is not None else ()
 
+    moved, out = {}, []
     for quote in quotes:
-        quote = _at_source(quote, embeds_of, index.note_chunks)
-        if not any(q.path == quote.path and q.line_start == quote.line_start and q.text == quote.text for q in out):
-            out.append(quote)
-    if len(out) == len(quotes) and all(a is b for a, b in zip(out, quotes)):
-        return list(quotes)
+        there = _at_source(quote, embeds_of, index.note_chunks)
+        if there is not quote:
+            moved[quote_place(quote)] = quote_place(there)
+        if not any(q.path == there.path and q.line_start == there.line_start and q.text == there.text for q in out):
+            out.append(there)
+    if not moved:
+        return quotes, moved
     # a note's quotes in its reading order, the notes in the order their first quote came
-    first = {}
+    first: dict[str, int] = {}
     for k, q in enumerate(out):
         first.setdefault(q.path, k)
     out.sort(key=lambda q: (first[q.path], q.line_start))
-    return [replace(q, n=n) for n, q in enumerate(out, 1)]
+    return [replace(q, n=n) for n, q in enumerate(out, 1)], moved
 
 
 def _at_source(quote: Quote, embeds_of: Callable[[str], Sequence[str]],
                note_chunks: Callable[[str], Sequence[Chunk]]) -> Quote:
     """Where the quote's words stand in a note its note embeds; the quote itself when none holds
-    them, or when it is no embed's (an embed's chunks stand on one line, the embed's). The
+    them. The
     heading an embed of several sections puts before each ("General > Conflict resolution") is
     the embedded note's heading, which the citation now names: it leaves the quote's text."""
-    if quote.page is not None or quote.line_start != quote.line_end:
+    if quote.page is not None:
         return quote
     for path in embeds_of(quote.path):
         for chunk in note_chunks(path):
@@ -71,13 +85,18 @@ def _span(text: str, within: str) -> tuple[int, int, int] | None:
     callout's title, an embedded section's heading put before it), and the offsets of its first
     and last words there, read across line breaks."""
     words = text.split()
-    for skip in range(min(_SKIP, max(1, len(words) - 2))):  # three words at least, not one anywhere
+    for skip in range(min(_SKIP, max(1, len(words) - _ANCHOR + 1))):  # six words at least, not one anywhere
         head = _find(words[skip:skip + _ANCHOR], within, 0)
-        if head is not None:
-            tail = _find(words[-_ANCHOR:], within, head.start()) if len(words) - skip > _ANCHOR else head
-            return (skip, head.start(), tail.end()) if tail is not None else None
+        if head is None:
+            continue
+        if len(words) - skip <= _ANCHOR:
+            return skip, head.start(), head.end()
+        # its last words, or fewer of them where a block's fence stands between ("pattern:" ``` ...)
+        tail = _find(words[-_ANCHOR:], within, head.start()) or _find(words[-3:], within, head.start())
+        return (skip, head.start(), tail.end()) if tail is not None else None
     return None
 
 
 def _find(words: Sequence[str], within: str, start: int) -> re.Match[str] | None:
-    return re.compile(r"\s+".join(map(re.escape, words))).search(within, start) if words else None
+    """The words in order, across line breaks and a callout's "> " at a line's start."""
+    return re.compile(r"\s+(?:>\s*)*".join(map(re.escape, words))).search(within, start) if words else None
