@@ -593,3 +593,17 @@ def test_a_letter_dropped_from_a_notes_word_is_that_word(example_vault_env, monk
     heard = unheard_words("which grnder do I invent?", lambda queries: [0] * len(queries),
                           lambda words, leave=None: {w: slips[w] for w in words if w in slips})
     assert heard == ["invent"]
+
+
+def test_a_note_holding_every_word_but_everyday_ones_is_not_refused(example_vault_env, monkeypatch, capsys):
+    """"is a backflow preventer needed?" was refused before any quote was read (the embedding model
+    scores the irrigation note low), and "what does WDT mean" at the evidence floor, though the
+    notes say "A backflow preventer is required" and "a needle tool (WDT)": "needed" and "mean" are
+    everyday words the notes put their own way. A question asking a figure still needs every word:
+    "How much did the Hunter X-Core timer cost?" is no question the parts list answers."""
+    result = _ask(monkeypatch, capsys, example_vault_env, "is a backflow preventer needed?")
+    assert result["covered"] and "backflow preventer is required" in _shown(result), result
+    result = _ask(monkeypatch, capsys, example_vault_env, "what does WDT mean")
+    assert result["covered"] and "needle tool (WDT)" in _shown(result), result
+    result = _ask(monkeypatch, capsys, example_vault_env, "How much did the Hunter X-Core timer cost?")
+    assert not result["covered"], result

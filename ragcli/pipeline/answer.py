@@ -37,7 +37,7 @@ from ..retrieve.sections import with_matching_sections, with_sections
 from ..retrieve.counts import direct_count
 from ..retrieve.figures import direct_figure, quote_the_row
 from ..retrieve.parts import asks_nothing, question_parts
-from ..retrieve.relevance import (holds_every_word, names_in, names_not_in, relevant, unknown_names,
+from ..retrieve.relevance import (every_word_held, holds_every_word, names_in, names_not_in, relevant, unknown_names,
                                   without_likened)
 from ..retrieve.pages import with_following, with_page_rows
 from ..retrieve.beside import with_addition_after, with_answer_after, with_sentence_after
@@ -334,12 +334,12 @@ def _close(question: str, hits: Sequence[Hit]) -> bool:
 def covers(best: float, close: bool, question: str, quotes: Sequence[Quote], unknown: Sequence[str]) -> bool:
     """Do the quotes answer the question? Yes over the evidence floor. Under it, they may (and
     are shown as "may answer it") when the best hit is ``close`` (``_close``) and the quote not far
-    off, unless the question names something, or uses a word, that no note holds ("read my
-    notes out loud": no note says "loud"), or asks for a figure or a time and no quote holds
-    one: weak evidence that also lacks what was asked for is no answer."""
+    off, or a quote holds every word asked but everyday ones ("what does WDT mean"), unless the
+    question names something, or uses a word, that no note holds ("read my notes out loud"), or asks
+    for a figure or a time and no quote holds one: weak evidence that lacks what was asked is no answer."""
     if best >= EVIDENCE_FLOOR:
         return True
-    if best < TENTATIVE_FLOOR or not close or unknown:
+    if unknown or (best < TENTATIVE_FLOOR or not close) and not every_word_held(question, map(evidence_text, quotes)):
         return False
     return not (asks_figure(question) and not any(holds_figure(q.text, question) for q in quotes))
 
