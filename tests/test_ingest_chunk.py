@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -201,3 +202,35 @@ def test_counts_that_add_up_cut_the_same_chunks_without_a_second_count(budget) -
         assert all(embedder.count_tokens(c.embed_text()) <= budget for cs in summed for c in cs)
     finally:
         embedder.close()
+
+
+def test_each_line_of_a_chunk_is_the_files_line() -> None:
+    """A rule ("---"), blank lines or a fence right after its lead-in sat between paragraphs as one
+    blank line, so every line after it was cited lines off: Callouts' "Aliases: `caution`,
+    `attention`" as line 208, where the file has it at 210."""
+    text = ("Aliases: `help`, `faq`\n\n---\n\n> Warning text here\n\nTo embed a note:\n```md\n"
+            "![[Internal links]]\n```\n\n\nAliases: `caution`")
+    doc = _doc(Section(("T", "Types"), text, 200, 200 + text.count("\n")))
+    (chunk,) = chunk_document(doc, words, 200, 0)
+    file_lines = text.split("\n")
+    assert chunk.line_end == 200 + len(file_lines) - 1
+    for k, line in enumerate(chunk.text.split("\n")):  # the rule, which has no word, is no line of text
+        assert line == file_lines[chunk.line_start - 200 + k] or not line and file_lines[k] == "---", (k, line)
+
+
+def test_vault_chunk_lines_stand_where_the_file_has_them() -> None:
+    found = [f.path for f in discover([VAULT]) if isinstance(f, Found)]
+    resolver = NoteResolver.from_paths(found, [VAULT])
+    misplaced = []
+    for path in found:
+        doc = read_and_parse(path, 50 << 20, resolver)
+        lines = path.read_text(encoding="utf-8").split("\n")
+        for c in chunk_document(doc, words, 200, 0):
+            if c.line_start == c.line_end:  # an embed: its note's lines stand on the embed's line
+                continue
+            for k, line in enumerate(c.text.split("\n")[1:], 1):
+                said = set(re.findall(r"[a-z0-9]{3,}", line.lower()))
+                held = set(re.findall(r"[a-z0-9]{3,}", lines[c.line_start + k - 1].lower()))
+                if len(said) >= 2 and len(said & held) < len(said) / 2:
+                    misplaced.append((path.name, c.line_start + k, line[:40]))
+    assert not misplaced, misplaced[:5]

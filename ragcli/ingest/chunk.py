@@ -23,7 +23,7 @@ from typing import Callable
 
 from ..types import Chunk, Document, Section
 
-CHUNKER_VERSION = 8  # bump when the output changes for the same input (the index records it)
+CHUNKER_VERSION = 9  # bump when the output changes for the same input (the index records it)
 # 2: a PDF's chunks carry what the report is about (organisation, report, period) in their heading
 # 3: a list longer than a chunk is cut between its items
 # 4: a PDF page's table rows are read by pdfplumber (ruled tables too), each a list item
@@ -31,6 +31,7 @@ CHUNKER_VERSION = 8  # bump when the output changes for the same input (the inde
 # 6: a list after a lead line ("Table rows:") is cut between its items too, not into sentences
 # 7: a PDF's ligatures ("ﬁ", "ﬂ", ...) are read as their letters
 # 8: a PDF's dot leaders ("Deposit Fund ........ 6000-6999") are read as one mark, "…"
+# 9: paragraphs and code keep the file's line breaks between them (a rule, several blank lines)
 
 
 def chunker_settings(config) -> dict:
@@ -242,7 +243,11 @@ def _join(units: list[_Unit]) -> str:
         if prev is None:
             text = unit.text
         elif unit.kind in ("para", "code") or prev.kind in ("para", "code"):
-            text += "\n\n" + unit.text
+            # as many line breaks as the file has between them (a rule, blank lines, a fence right
+            # after its lead-in), so the chunk's lines stay the file's lines; an embed's paragraphs
+            # all stand on its one line, and stay paragraphs
+            gap = unit.line_start - prev.line_end
+            text += ("\n" * gap if gap >= 1 else "\n\n") + unit.text
         elif unit.kind in ("line",):  # a blank line between them stays: "Table rows:" after a
             # list would else read as the last item's lazy continuation, not as the next list's lead
             text += ("\n\n" if unit.line_start > prev.line_end + 1 else "\n") + unit.text
