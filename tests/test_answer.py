@@ -1277,3 +1277,13 @@ def test_quotes_from_embedded_sections_are_cited_and_completed_at_their_source(h
     steps = [q for q in result["quotes"] if "follow these steps" in q["text"]]
     assert steps and all(q["path"] == str(VAULT / "Obsidian Sync" / "Security and privacy.md") for q in steps)
     assert all("Copy Debug Info" in q["text"] and "AES-256" not in q["text"] for q in steps), steps
+
+
+def test_an_embed_line_is_no_quote_by_its_notes_name(help_vault_env, monkeypatch, capsys):
+    """Sync regions embeds the regions list (``![[Obsidian Sync/Security and privacy#^sync-geo-regions]]``,
+    line 15); the embed line reads as the embedded note's name, "Security and privacy", which was
+    quoted alone, as if it said something."""
+    _use(monkeypatch, help_vault_env)
+    result = _ask(capsys, "what sync regions are available", "--quotes")
+    assert result["covered"] and "The following regions are available" in _shown(result), result
+    assert "Security and privacy" not in [q["text"].strip() for q in result["quotes"]], result["quotes"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from pathlib import PurePath
 
 from ..types import Chunk, Quote
 from .evidence import Evidence, quote_place
@@ -43,6 +44,9 @@ def at_their_source(quotes: list[Quote], index) -> tuple[list[Quote], dict[tuple
 
     moved, out = {}, []
     for quote in quotes:
+        if _names_an_embed(quote, embeds_of(quote.path)):
+            moved[quote_place(quote)] = None  # the embed's line as it reads: its note's name
+            continue
         there = _at_source(quote, embeds_of, index.note_chunks)
         if there is not quote:
             moved[quote_place(quote)] = quote_place(there)
@@ -56,6 +60,12 @@ def at_their_source(quotes: list[Quote], index) -> tuple[list[Quote], dict[tuple
         first.setdefault(q.path, k)
     out.sort(key=lambda q: (first[q.path], q.line_start))
     return [replace(q, n=n) for n, q in enumerate(out, 1)], moved
+
+
+def _names_an_embed(quote: Quote, embeds: Sequence[str]) -> bool:
+    """Is the quote only the name of a note its note embeds ("Security and privacy" for
+    ``![[Obsidian Sync/Security and privacy#^sync-geo-regions]]``), which says nothing alone?"""
+    return quote.page is None and any(quote.text.strip() == PurePath(path).stem for path in embeds)
 
 
 def _at_source(quote: Quote, embeds_of: Callable[[str], Sequence[str]],
