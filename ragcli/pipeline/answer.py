@@ -51,7 +51,7 @@ from ..types import Answer, Hit, Quote, Source
 from ..scene import context_words, of_scene
 from ..words import asks_figure, asks_reason, holds_figure, query_terms, without_notes_frame
 from .session import Session
-from .unsaid import (asked_thing, asks_a_quality_no_passage_says, asks_what_no_note_says, evidence_text, figure_named,
+from .unsaid import (asked_thing, asks_a_quality_no_passage_says, asks_what_no_note_says, evidence_text,
                      hit_text, said_in_other_words, unheard_in, with_parts_that_follow)
 
 NOT_COVERED = "Your notes don't seem to cover this."
@@ -178,7 +178,7 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
     unfound = names_not_in(named, [f"{h.chunk.path}\n{hit_text(h)}" for h in hits_and_rows]
                            + [evidence_text(q) for q in quotes]) if named else []
     unknown = unknown_names(asked, searcher.index.keyword_df) if best < EVIDENCE_FLOOR or unfound else []
-    unheard = [w for w in unheard_in(asked, searcher) if w not in figure_named(asked, quotes)]
+    unheard = unheard_in(asked, searcher, quotes)
     said = said_in_other_words(unheard, quotes, hits, searcher) if best < EVIDENCE_FLOOR else []
     # A thing the question names that no passage read names is not what they answer, however close
     # they come: "move my vault over to Logseq" reads the notes on moving vaults (0.55); Logseq is

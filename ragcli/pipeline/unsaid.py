@@ -30,9 +30,12 @@ def asked_thing(question: str) -> str:
     return asked.group(1) if asked else ""
 
 
-def unheard_in(text: str, searcher) -> list[str]:
-    """``unheard_words`` of the text against the searcher's index, slips of its words read as them."""
-    return unheard_words(text, searcher.index.keyword_df, searcher.index.respell)
+def unheard_in(text: str, searcher, quotes: Sequence[Quote] = ()) -> list[str]:
+    """``unheard_words`` of the text against the searcher's index, slips of its words read as them,
+    and less the words that name the kind of figure a quote gives (``figure_named``)."""
+    unheard = unheard_words(text, searcher.index.keyword_df, searcher.index.respell)
+    named = figure_named(text, quotes) if unheard and quotes else set()
+    return [w for w in unheard if w not in named]
 
 
 def asks_what_no_note_says(part: str, quotes: Sequence[Quote], searcher) -> bool:

@@ -10,6 +10,7 @@ there, and shown once when both places were quoted.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -38,6 +39,7 @@ def at_their_source(quotes: list[Quote], index) -> tuple[list[Quote], dict[tuple
     """The quotes, each one taken from an embedded note cited at that note's lines (``index``:
     ``file`` and ``note_chunks``), without a second showing of the same words at the same place,
     renumbered 1..n; and where each quote moved from, to. The quotes themselves when none moved."""
+    @functools.cache  # each quote asks twice, most quotes of one note
     def embeds_of(path: str) -> Sequence[str]:
         record = index.file(path)
         return record.embeds if record is not None else ()

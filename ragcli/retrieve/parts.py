@@ -92,7 +92,7 @@ _OWN_WORDS = 3  # "can it transcribe my voice memos" names its own thing: its wo
 
 def refers_back(part: str, before: str) -> bool:
     """Does the part ask about what ``before`` named, in a few words of its own, and no figure?"""
-    return bool(before) and bool(_BACK.search(part)) and not asks_figure(part) \
+    return bool(before) and points_back(part) and not asks_figure(part) \
         and len(query_terms(part) - query_terms(before)) <= _OWN_WORDS
 
 

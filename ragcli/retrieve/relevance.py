@@ -8,8 +8,8 @@ from collections.abc import Callable, Iterable, Sequence
 import numpy as np
 
 from ..types import Hit
-from .spelling import is_common_word, is_known_word
 from ..words import asks_figure, done_without, folded, forms, query_terms, without_notes_frame
+from .spelling import is_common_word, is_known_word
 
 # Relevance gate, calibrated on the Obsidian help vault (bench/bench_ask.py --calibrate):
 # the best hit's cosine (all-MiniLM-L6-v2) and how many of the question's content words
@@ -63,21 +63,27 @@ def _best_hits_terms(hits: Sequence[Hit], top: int) -> list[set[str]]:
 
 
 def holds_every_word(question: str, hits: Sequence[Hit], top: int = 3) -> bool:
-    """Does one of the best hits hold every content word of the question? "What did I write about
-    channeling?" is the Espresso note's "Channeling shows up as spritzing", whose cosine to the
-    question (0.03) says the embedding model does not know the word, not that the note is off."""
-    return every_word_held(question, [f"{h.chunk.title} {h.chunk.heading} {h.chunk.text}"
-                                      for h in sorted(hits, key=lambda h: h.rank)[:top]])
+    """Does one of the best hits hold every content word of the question (``every_word_held``)?
+    "What did I write about channeling?" is the Espresso note's "Channeling shows up as spritzing",
+    whose cosine to the question (0.03) says the embedding model does not know the word, not that
+    the note is off."""
+    wanted = _wanted_terms(question)
+    return bool(wanted) and any(wanted <= held for held in _best_hits_terms(hits, top))
 
 
 def every_word_held(question: str, texts: Iterable[str]) -> bool:
-    """Does one of the texts hold every content word of the question that is not everyday English?
-    "how do i avoid channeling", "what does WDT mean" say in everyday words ("avoid", "mean") what
-    the note says its own way; a question of everyday words only must find all of them, and so
-    must one asking a figure ("How much did the Hunter X-Core timer cost?": no note says "cost")."""
+    """Does one of the texts hold every content word of the question that is not everyday English?"""
+    wanted = _wanted_terms(question)
+    return bool(wanted) and any(wanted <= query_terms(text) for text in texts)
+
+
+def _wanted_terms(question: str) -> set[str]:
+    """The question's content words a passage must hold. "how do i avoid channeling", "what does WDT
+    mean" say in everyday words ("avoid", "mean") what the note says its own way; a question of
+    everyday words only needs all of them, and so does one asking a figure ("How much did the
+    Hunter X-Core timer cost?": no note says "cost")."""
     terms = _asked_terms(question)  # "what did I write about channeling?": channeling
-    wanted = terms if asks_figure(question) else {t for t in terms if not is_common_word(t)} or terms
-    return bool(terms) and any(wanted <= query_terms(text) for text in texts)
+    return terms if asks_figure(question) else {t for t in terms if not is_common_word(t)} or terms
 
 
 def relevant(question: str, hits: Sequence[Hit], min_score: float = -1.0) -> bool:
