@@ -291,7 +291,7 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
         chosen = _of_the_subject(chosen, question, focus)
     chosen = without_padding(chosen, ask, how, bool(parts), for_parts, named)
     pads = best_pads(chosen, ask, how, bool(parts), for_parts, named)
-    kept = said_once(dedupe_contained(whole_lists(chosen, units, every_unit)))
+    kept = said_once(dedupe_contained(whole_lists(chosen, units, every_unit)), ask)
     added = dedupe_contained(with_next_figure(kept, units, overall, limit))
     # the next sentence may turn out to be shown already (inside a quoted block): then it takes no place
     kept = _in_reading_order(with_sentences_between(added if len(added) >= len(kept) else kept))

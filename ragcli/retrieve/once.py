@@ -42,16 +42,42 @@ def dedupe_contained(chosen: list[tuple[float, Unit]]) -> list[tuple[float, Unit
             if not any(left_to(j, i) for j in range(len(shown)) if j != i)]
 
 
-def said_once(chosen: list[tuple[float, Unit]]) -> list[tuple[float, Unit]]:
+def said_once(chosen: list[tuple[float, Unit]], question: str = "") -> list[tuple[float, Unit]]:
     """The quotes less those whose every word and figure the others hold, the weakest let go
     first: a part's quote "Maximum file size | 5 MB | 200 MB" beside the FAQ sentence "For the
     Standard plan the limit is 5 MB. For the Plus plan ... 200 MB per file" says it twice."""
     kept = list(chosen)
+    best = max(chosen, key=lambda c: c[0], default=None)
     for item in sorted(chosen, key=lambda c: c[0]):
         others = [u for c in kept if c is not item for _s, u in [c]]
         if others and not says_more(item[1], others):
-            kept.remove(item)
+            holder = _holder_adding_nothing_asked(item, kept, question) if item is best else None
+            kept.remove(holder or item)
     return kept
+
+
+def _holder_adding_nothing_asked(best: tuple[float, Unit], kept: list, question: str):
+    """The quote of another section that holds every word of the best one and adds none the question asks (its
+    note's title counted as the best one's words): the best is the answer said plainly, the
+    other the same said in passing. "who am i going to lisbon with" is the trip note's
+    "Second week of May, with Ana.", not the journal's "Called Ana about the Lisbon trip: we
+    settled on the second week of May."."""
+    unit = best[1]
+    own = _words(unit.shown)
+    if unit.kind in ("code", "block") or not question:
+        return None
+    asked = query_terms(question) - own - query_terms(" ".join((unit.chunk.title, unit.chunk.heading)))
+    for item in kept:
+        # in another section: in its own, the longer is the same said whole (a sentence cut at a page's chunk end)
+        if item is not best and _section(item[1]) != _section(unit) and item[1].kind not in ("code", "block") \
+                and own <= _words(item[1].shown) \
+                and not (_words(item[1].shown) - own) & asked:
+            return item
+    return None
+
+
+def _section(unit: Unit) -> tuple:
+    return unit.chunk.path, unit.chunk.page, unit.chunk.heading
 
 
 def says_more(unit: Unit, shown: Sequence[Unit]) -> bool:

@@ -40,6 +40,8 @@ _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 _PADDED_PIPE = re.compile(r"[ \t]*\|[ \t]*")
 _DASHES = re.compile(r"-{4,}")
 _QUOTE_MARK = re.compile(r"^\s*(?:>\s?)+")
+# A line of Obsidian tags only ("#baking #family" under a journal entry): the note's labels, not its words
+_TAG_LINE = re.compile(r"^(?:#[^\W\d][\w/-]*\s*)+$")
 # A sentence that announces what follows: it ends in a colon, or says "as follows" and the like.
 MAX_EXAMPLE_LINES = 3
 # A report's table of contents: a title, a leader (read as "…", ``ingest.pdf``), a page number or
@@ -230,6 +232,9 @@ def _paragraph(content: str, start: int, end: int, hit: Hit, line_no, passage_ch
         if len(parts) > 1 and parts[0] and parts[0][-1] not in ".:?!":
             parts[0] += ":"
     pdf = hit.chunk.page is not None  # a page's lines are where its layout broke them (``pdf_lines``)
+    while not pdf and len(parts) > 1 and _TAG_LINE.match(parts[-1]):  # quoted, they would end its sentence
+        parts.pop()
+        end -= 1
     if pdf:
         joined, offsets = pdf_lines_joined(parts)
     else:
