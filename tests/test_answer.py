@@ -852,6 +852,35 @@ def test_a_why_question_is_answered_by_the_sentence_that_gives_the_reason(exampl
     assert not any("primarily due to" in q.text for q in what)  # a figure asked: no reason added
 
 
+GUIDE_PAGE = ("Moka Pot Field Guide\n"
+              "Page 2: Brewing and cleaning\n"
+              "Brew on medium heat with the lid open. When the coffee turns pale and starts\n"
+              "to gurgle, take the pot off the heat and cool the base under a cold tap.\n"
+              "Clean with hot water only; soap strips the seasoning.\n"
+              "Contents\n"
+              "Filling the pot \u2026 1\n"
+              "Brewing and cleaning \u2026 2")
+
+
+def test_a_pdf_pages_title_and_heading_lines_are_not_read_into_its_first_sentence(example_vault_env, monkeypatch):
+    """The reader gives a page's title and heading as lines of the paragraph below them, and the
+    sentence splitter read on through them: "Moka Pot Field Guide Page 2: Brewing and cleaning
+    Brew on medium heat ..." was quoted for "how do I clean my moka pot", the heading's
+    "cleaning" standing in for the sentence that says how. Contents lines are no headings."""
+    from ragcli.retrieve.pdf_lines import pdf_runs
+
+    lines = GUIDE_PAGE.split("\n")
+    assert pdf_runs(lines) == [(2, 8)]  # the title over its heading, then the rest
+    assert pdf_runs(["Contents", "Filling the pot \u2026 1", "Brewing and cleaning \u2026 2"]) == [(0, 3)]
+    # a line the layout broke mid-sentence is no heading, however short
+    assert pdf_runs(["The overall score did not rise, primarily due to", "Federal Investigative Services",
+                     "Whose score fell two points, about half of the workforce."]) == [(0, 3)]
+    _use(monkeypatch, example_vault_env)
+    (clean,) = _quotes_of_page(GUIDE_PAGE, 2, "How do I clean my moka pot?")
+    assert any(q.text.startswith("Clean with hot water only") for q in clean), [q.text for q in clean]
+    assert not any("Page 2" in q.text or "Field Guide" in q.text for q in clean)
+
+
 OFFICE_PAGES = ("In the final quarter of 2016, the retirement office hired 38 specialists to answer its callers.\n"
                 "The office also moved to a new building in Butler and put in a new phone system.\n"
                 "Wait times rose during the move.\n"

@@ -42,6 +42,44 @@ def pdf_lines_joined(parts: list[str]) -> tuple[str, list[int]]:
     return text, offsets
 
 
+HEADING_WORDS = 8  # a PDF line of at most this many words, with no stop, may be a heading
+PROSE_WORDS = 6  # ... when the line after it opens a sentence of at least this many words
+_STOP = re.compile(r"[.!?:;,]\W*$")
+
+
+def pdf_runs(parts: list[str]) -> list[tuple[int, int]]:
+    """A PDF paragraph's runs of lines, (first, end) each, less the lines that head them: the
+    reader gives a page's title and headings as lines of the paragraph below them ("Moka Pot
+    Field Guide" / "Page 1: Filling the pot" / "Fill the bottom chamber ..."), and read on into
+    its first sentence, they were quoted as "... Page 1: Filling the pot Fill the bottom
+    chamber". A heading line is short, has no stop at its end, comes first or after a line that
+    ends a sentence (or another heading), and the next line opens a sentence of some words."""
+    def heading_like(line: str) -> bool:
+        words = line.split()
+        return 0 < len(words) <= HEADING_WORDS and not _STOP.search(line) and any(c.isalpha() for c in line) \
+            and "\u2026" not in line  # a contents line: its leader leads to a page
+
+    def opens_prose(line: str) -> bool:
+        return line.strip()[:1].isupper() and len(line.split()) >= PROSE_WORDS
+
+    def after_stop(k: int) -> bool:
+        return k == 0 or bool(re.search(r"[.!?:]\W*$", parts[k - 1]))
+
+    heads: set[int] = set()
+    for k in range(len(parts) - 1):
+        if heading_like(parts[k]) and opens_prose(parts[k + 1]):
+            if after_stop(k):
+                heads.add(k)
+            elif k > 0 and heading_like(parts[k - 1]) and after_stop(k - 1):  # a title over its heading
+                heads |= {k - 1, k}
+    runs, first = [], 0
+    for k in sorted(heads) + [len(parts)]:
+        if k > first:
+            runs.append((first, k))
+        first = k + 1
+    return runs or [(0, len(parts))]
+
+
 LISTING_LINES = 4  # a PDF paragraph of this many lines or more, most of them entries, is a listing
 
 

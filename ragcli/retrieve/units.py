@@ -21,7 +21,7 @@ from markdown_it import MarkdownIt
 
 from ..types import Hit
 from ..words import query_terms, split_sentences
-from .pdf_lines import listing_entries, pdf_lines_joined, without_item_labels
+from .pdf_lines import listing_entries, pdf_lines_joined, pdf_runs, without_item_labels
 from .rows import PIPE_ROW, headless_table, loose_rows, table_rows
 
 MIN_UNIT_CHARS = 12
@@ -190,6 +190,11 @@ def read_blocks(text: str, lines: list[str], hit: Hit, line_no,
                 rows = [Unit(text, "row", line_no(start + k), line_no(start + k), hit)
                         for text, k in loose_rows(content)]
                 blocks.append(_Block("table", start, end, rows))
+            elif hit.chunk.page is not None:
+                for first, last in pdf_runs(content.split("\n")):
+                    run = "\n".join(content.split("\n")[first:last])
+                    blocks.append(_Block("paragraph", start + first, start + last,
+                                         _paragraph(run, start + first, start + last, hit, line_no, passage_chars)))
             else:
                 blocks.append(_Block("paragraph", start, end,
                                      _paragraph(content, start, end, hit, line_no, passage_chars), aside=quoted > 0))
