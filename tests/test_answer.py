@@ -612,6 +612,21 @@ def test_question_parts_by_general_rules():
     assert question_parts("How do I report someone, and if I get banned by mistake can I contest it?") == [
         "How do I report someone", "if I get banned by mistake can I contest it"]
     assert len(question_parts("How do I sync, and if so how often?")) == 1  # no one asking after "if so"
+    # where and when the question stands is no part: read alone, "By the end of fiscal 2016" drew a table of results
+    assert question_parts("By the end of fiscal 2016, how far had OPM brought down the claims backlog?") == [
+        "how far had OPM brought down the claims backlog"]
+    assert question_parts("Besides bold, what text styles can I use?") == ["what text styles can I use"]
+
+
+def test_each_part_of_a_question_gets_a_quote_of_its_own(help_vault_env, monkeypatch, capsys):
+    """Each part is read beside the whole question, and "can callouts be folded" pulled the
+    foldable sentence to the top for "how do I create a callout" too: the answer to the first
+    part ("To create a callout, add `[!info]` ...") was never shown. A part now takes, from
+    the units near its best, the first that is closer in meaning to it than to any other part."""
+    _use(monkeypatch, help_vault_env)
+    result = _ask(capsys, "how do I create a callout and can callouts be folded?", "--quotes")
+    shown = _shown(result)
+    assert "To create a callout, add `[!info]`" in shown and "foldable" in shown, result["quotes"]
 
 
 def test_how_much_asks_an_amount_not_a_time_taken():

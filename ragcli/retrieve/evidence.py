@@ -16,6 +16,7 @@ before any generation, and they are all the generator is given.
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -200,6 +201,8 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
     chosen: list[tuple[float, Unit]] = []
     for_parts: list[Unit] = []  # the unit each answered part chose, shown already or not
     part_scores, missing, part_places = [], [], []
+    # parts on one subject ("what text styles can I use, and what's the syntax for each") share their quotes
+    apart = len(parts) > 1 and not any(refers_back(p, parts[i - 1]) for i, p in enumerate(parts) if i)
     for i, part in enumerate(parts):  # one quote per part, the part's best
         # the parts of one question share its subject: a part is read with the whole question
         # ("how long should the shot take" is about the espresso the question began with)
@@ -213,6 +216,7 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
             _rank, base, k = typed[0] if typed else ranked[0]
         else:
             typed, (_rank, base, k) = ranked, ranked[0]
+            k = _its_own(ranked, i, parts, units) if apart else k
         # Whether the part is answered is judged on the part alone: read with its question, a
         # unit on the question's subject scores well for "who is my dentist" too.
         alone = (W_MEANING * float(np.dot(unit_vecs[order.index(k)], part_vecs[i]))
@@ -297,6 +301,35 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
     kept = _in_reading_order(with_sentences_between(added if len(added) >= len(kept) else kept))
     quotes = [_quote(n, score, unit) for n, (score, unit) in enumerate(kept, 1)]
     return Evidence(quotes, parts, part_scores, missing, part_places, place(pads) if pads is not None else None)
+
+
+PART_MARGIN = 0.9  # a part's quote may score this share of its best, to be the part's own
+
+
+def _its_own(ranked: list, i: int, parts: list[str], units: list[Unit]) -> int:
+    """The unit a part is answered by: its best, unless that holds none of the part's own words
+    (those no other part asks) and a unit near the best does. Each part is read
+    beside the whole question, so "how do I create a callout and can callouts be folded?" drew the
+    foldable sentence for both parts, and "To create a callout, add `[!info]` ..." was never shown."""
+    asked = [query_terms(p) for p in parts]
+    own = asked[i] - set().union(*(a for j, a in enumerate(asked) if j != i))
+    top = ranked[0][2]
+    if not own or _holds_any(units[top].shown, own):
+        return top
+    for score, _base, k in ranked:
+        if score < ranked[0][0] * PART_MARGIN:
+            break
+        if _holds_any(units[k].shown, own):
+            return k
+    return top
+
+
+def _holds_any(text: str, words: set[str]) -> bool:
+    """Does the text hold one of the words in some form ("logs": "login"; "fold": "foldable")?"""
+    def akin(a: str, b: str) -> bool:
+        common = len(os.path.commonprefix((a, b)))
+        return common >= 3 and common >= min(len(a), len(b)) - 1
+    return any(akin(w, t) for t in query_terms(text) for w in words)
 
 
 def place(unit: Unit) -> tuple:

@@ -51,9 +51,11 @@ def question_parts(question: str) -> list[str]:
 
 
 # A clause that opens with a preposition and asks nothing ("In a base, how do I work out a date
-# two weeks on?", "On my phone, can I ...") says where the question stands, not a thing it asks:
+# two weeks on?", "On my phone, can I ...", "By the end of fiscal 2016, how far ...", "Besides bold,
+# what ...") says where the question stands, not a thing it asks:
 # read alone, "In a base" was a part, and its quote took the place of the answer's.
-_SCOPE = re.compile(rf"^(?:in|on|inside|within|for|with|using|under|from|at|while)\b(?!.*\b(?:{_ASK})\b)", re.I)
+_SCOPE = re.compile(rf"^(?:in|on|inside|within|for|with|using|under|from|at|while|by|during|since|as of|"
+                    rf"besides|apart from|other than|except)\b(?!.*\b(?:{_ASK})\b)", re.I)
 
 
 def _with_scope(clauses: list[str]) -> list[str]:
@@ -86,7 +88,7 @@ def asks_nothing(part: str) -> bool:
 # "When I delete a note, ..., can I still get it back?": a part whose subject is what the part before
 # named, saying little of its own. Read alone, its few words ("get", "back") score low against the
 # very sentence that answers it ("To restore a file ..."), so its score alone cannot say it is missing.
-_BACK = re.compile(r"\b(?:it|they|them|that|this|these|those|everything)\b", re.I)
+_BACK = re.compile(r"\b(?:it|they|them|that|this|these|those|everything|each)\b", re.I)
 _OWN_WORDS = 3  # "can it transcribe my voice memos" names its own thing: its words judge it
 
 
