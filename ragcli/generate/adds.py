@@ -141,14 +141,14 @@ _AMOUNT = re.compile(r"([$€£])?\**\s?(?<![\w.:])(\d[\d,]*(?:\.\d+)?)(?![\d:])
 _CELL = re.compile(r"[;|\n]|[.!?]\s|,\s|\s(?:and|or|while|whereas)\s")
 
 
-def _amounts(text: str, counted: bool = False) -> list[tuple[str, str]]:
-    """(value, kind) of each figure that says what it measures: a currency or a unit, and with
-    ``counted`` the thing it counts ("1 vault", "10 vaults": kind "vault")."""
+def _amounts(text: str) -> list[tuple[str, str]]:
+    """(value, kind) of each figure that says what it measures: a currency or a unit, or the
+    thing it counts ("1 vault", "10 vaults": kind "vault")."""
     found = []
     for m in _AMOUNT.finditer(_digits(text)):
         unit = (m.group(3) or "").lower()
         kind = m.group(1) or _LONG_UNITS.get(unit) or (unit if unit in _UNIT_WORDS or unit in ("%", "°") else "")
-        if not kind and counted and len(unit) > 2:
+        if not kind and len(unit) > 2:
             kind = next(iter(query_terms(unit)), "")
         if kind:
             found.append((m.group(2).replace(",", ""), kind))
@@ -174,9 +174,9 @@ def _one_of_several(text: str, quotes: Sequence[str], question: str) -> str:
             rivals = {v for v, k in cell_values if k == kind and v != value}
             if value not in said or not rivals or rivals <= said:
                 continue
-            own = set().union(*(query_terms(c) for c in cells if (value, kind) in _amounts(c, True)))
+            own = set().union(*(query_terms(c) for c in cells if (value, kind) in _amounts(c)))
             others = set().union(*(query_terms(c) for c in cells if any(
-                (v, kind) in _amounts(c, True) for v in rivals)))
+                (v, kind) in _amounts(c) for v in rivals)))
             label = {w for w in own - others - free if not w[0].isdigit()}  # the figures are not labels
             if label and not label & words:
                 return next(_said_as(m) for m in _AMOUNT.finditer(text) if m.group(2).replace(",", "") == value)
@@ -196,7 +196,7 @@ def _rows_of(quotes: Sequence[str]):
     for quote in quotes:
         for line in quote.splitlines():
             cells = [c for c in _CELL.split(line) if c.strip()]
-            yield set(_amounts(line, True)), cells
+            yield set(_amounts(line)), cells
 
 
 _NEGATION = re.compile(r"\b(?:not|never|no|cannot|can't|don't|doesn't|isn't|aren't|won't|excluded?|ignored?)\b", re.I)
