@@ -90,13 +90,12 @@ def _clean_heading(text: str) -> str:
     return _HEADING_MARKS.sub("", text).strip() or "(untitled)"
 
 
-def _rewrite_prose(lines: list[str], code: set[int], offset: int, links: list[Link],
-                   tags: list[str]) -> list[str]:
+def _rewrite_prose(lines: list[str], code: set[int], links: list[Link], tags: list[str]) -> list[str]:
     """Rewrite runs of non-code lines (comments, links, callouts); code stays verbatim."""
     out = list(lines)
     start = None
     for i in range(len(lines) + 1):
-        is_prose = i < len(lines) and (i + offset) not in code
+        is_prose = i < len(lines) and i not in code
         if is_prose and start is None:
             start = i
         elif not is_prose and start is not None:
@@ -163,7 +162,7 @@ def parse_markdown(text: str, path: Path, resolver: NoteResolver | None = None,
     block = _blocks(body)
     links: list[Link] = []
     tags = [t.lstrip("#").lower() for t in as_list(meta.get("tags") or meta.get("tag"))]
-    lines = _rewrite_prose(lines, block.code_lines, 0, links, tags)
+    lines = _rewrite_prose(lines, block.code_lines, links, tags)
     title = _title(meta, path)
     sections = _sections(title, lines, block, fm_lines)
     embeds: list[str] = []
