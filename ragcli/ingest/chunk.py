@@ -80,7 +80,7 @@ def chunk_document(doc: Document, count_tokens: Callable[[str], int], max_tokens
     for section in doc.sections:
         if not section.text.strip():
             continue
-        heading = _fit_heading(doc.title, " > ".join(section.heading_path), counter, max_tokens)
+        heading = _fit_heading(" > ".join(section.heading_path), counter, max_tokens)
         header = counter.count(Chunk("", doc.path, doc.title, heading, "", 0, 0).embed_text()) + 1
         budget = max(MIN_BODY_TOKENS, max_tokens - header)
         for text, start, end, used in _pack(_units(section), budget, min(overlap, budget // 4), counter):
@@ -113,7 +113,7 @@ class _Counter:
         return unit.cost
 
 
-def _fit_heading(title: str, heading: str, counter: _Counter, max_tokens: int) -> str:
+def _fit_heading(heading: str, counter: _Counter, max_tokens: int) -> str:
     # A heading path that eats most of the budget (deep nesting, a pasted paragraph as a
     # heading) would leave no room for text: keep its first and last parts, then cut.
     if len(heading) < max_tokens and counter.count(heading) <= max_tokens // 3:
