@@ -48,7 +48,7 @@ def live_status() -> dict | None:
     from ragcli.config import load_config
     from ragcli.serve.client import daemon_status
 
-    return daemon_status(load_config(), timeout=5.0, force=True)
+    return daemon_status(load_config(), timeout=5.0)
 
 
 def alive(pid: int) -> bool:

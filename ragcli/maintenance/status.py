@@ -44,7 +44,7 @@ def watcher_info(config: Config, holder: dict | None = None) -> dict | None:
         holder = read_holder(config.index_dir / LOCK_NAME)
     if not holder or holder.get("role") != "watch":
         return None
-    live = daemon_status(config, timeout=1.0, force=True)
+    live = daemon_status(config, timeout=1.0)
     if live and live.get("pid") == holder.get("pid"):
         return {**live, "answering": True}
     from ..watch.files import read_state

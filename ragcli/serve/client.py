@@ -117,10 +117,10 @@ def daemon_answer(config: Config, question: str, on_token: Callable[[str], None]
         raise exc.__cause__ from None
 
 
-def daemon_status(config: Config, timeout: float = 2.0, force: bool = False) -> dict | None:
+def daemon_status(config: Config, timeout: float = 2.0) -> dict | None:
     """The running watcher's own account (pid, since, socket, log, state...), or None.
-    ``force``: ask even with ``daemon = off`` (`rag status` and `rag watch` always look)."""
-    if force and config.daemon == "off":
+    Asked even with ``daemon = off`` (`rag status` and `rag watch` always look)."""
+    if config.daemon == "off":
         config = dataclasses.replace(config, daemon="auto")
 
     def run() -> dict:
@@ -131,9 +131,7 @@ def daemon_status(config: Config, timeout: float = 2.0, force: bool = False) -> 
     try:
         return _attempt(config, run)
     except DaemonError:
-        if force:
-            return None
-        raise
+        return None
 
 
 def _report_pending(reply: dict, on_pending) -> None:

@@ -55,7 +55,7 @@ def start_detached(config: Config, roots: Sequence[Path], args: Sequence[str] = 
     starting = not _wait_started(config, proc, wait)
     from ..serve.client import daemon_status
 
-    live = daemon_status(config, timeout=2.0, force=True)
+    live = daemon_status(config, timeout=2.0)
     proc.returncode = 0  # not ours to wait for: it outlives this process (and Popen must not warn)
     return {"pid": proc.pid, "log": str(config.index_dir / LOG_NAME), "out": str(out),
             "socket": (live or {}).get("socket"), "starting": starting}
