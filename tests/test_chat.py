@@ -54,6 +54,17 @@ def test_session_combines_follow_ups_for_retrieval(help_vault_env):
         assert session.retrieval_query("And how do I make it foldable?") == ("And how do I make it foldable?", "")
 
 
+def test_the_model_reads_the_earlier_question_of_a_follow_up(help_vault_env):
+    """A follow-up reaches the model with the question before it ("Earlier question: ..."), as
+    ``answer``'s docstring says: "And how do I make it foldable?" alone does not say what "it" is."""
+    with Notes(load_config(env={**os.environ, **help_vault_env, "RAG_MAX_TOKENS": "16"}), watcher=False) as notes:
+        asked = dict(retrieval_query="How do I make a callout foldable?")
+        alone = notes.ask("And how do I make it foldable?", **asked)
+        followed = notes.ask("And how do I make it foldable?", context="How do I create a callout?", **asked)
+    assert [q.text for q in alone.quotes] == [q.text for q in followed.quotes]
+    assert alone.prompt_tokens and followed.prompt_tokens > alone.prompt_tokens
+
+
 def test_follow_ups_are_rewritten_to_stand_alone():
     from ragcli.pipeline.chat import Turn, standalone
     from ragcli.types import Answer, Source

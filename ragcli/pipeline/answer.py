@@ -235,7 +235,7 @@ def answer_from_hits(config: Config, question: str, hits: Sequence[Hit], generat
         return Answer(question, gate.finish(), [_source(q) for q in quotes], model, timings, quotes=quotes,
                       cited=[q.n for q in quotes], retrieval_query=query, checked=False,
                       dropped=[v.to_json() for v in gate.dropped], **shape)
-    prompt = fit_quotes(generator, typed, quotes, max_tokens=config.max_tokens)
+    prompt = fit_quotes(generator, typed, quotes, max_tokens=config.max_tokens, context=context)
     quotes = prompt.quotes  # those that fit the window, renumbered 1..n
     first: list[float] = []
 
