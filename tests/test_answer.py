@@ -1319,6 +1319,14 @@ def test_the_plain_answer_stays_beside_a_longer_quote_that_holds_its_words(examp
     assert called[0]["line_end"] == 10, called
 
 
+def test_a_sentence_too_short_to_quote_alone_is_read_with_the_next(example_vault_env, monkeypatch, capsys):
+    """"Pi day." opens the journal's paragraph; too short to be a quote, it was dropped, and its
+    words with it: "what did I do on pi day?" was refused."""
+    _use(monkeypatch, example_vault_env)
+    result = _ask(capsys, "what did I do on pi day?", "--quotes")
+    assert result["covered"] and "Pi day. Baked the Sourdough" in _shown(result), result["quotes"]
+
+
 def test_quotes_from_embedded_sections_are_cited_and_completed_at_their_source(help_vault_env, monkeypatch, capsys):
     """Syncing for teams embeds Security and privacy's "Hosting" and "encryption" sections on two
     lines (31, 32). A quote of the first was cited at line 31 with its heading glued on ("Hosting >

@@ -254,6 +254,8 @@ def _paragraph(content: str, start: int, end: int, hit: Hit, line_no, passage_ch
         return line_no(start + k)
 
     pieces = split_sentences(joined, with_offsets=True)
+    if not pdf:  # a page's short pieces are its layout's (a figure, a label of a table), not a note's words
+        pieces = _short_ones_joined(pieces, joined)
     if pdf:
         pieces = without_item_labels(pieces, offsets)
     # A sentence is scored alone (precise) but quoted with its paragraph when that is short:
@@ -275,6 +277,19 @@ def _paragraph(content: str, start: int, end: int, hit: Hit, line_no, passage_ch
         units += [Unit(text, "line", line_no(start + k), line_no(start + k), hit)
                   for k, text in listing_entries(parts, MIN_UNIT_CHARS)]
     return units
+
+
+def _short_ones_joined(pieces: list[tuple[str, int, int]], joined: str) -> list[tuple[str, int, int]]:
+    """Sentences too short to quote alone ("Pi day.") read with the one after them: dropped, their
+    words were lost to the sentence they introduce, and "what did I do on pi day?" never found
+    "Pi day. Baked the Sourdough with 75% hydration ..."."""
+    out: list[tuple[str, int, int]] = []
+    for text, begin, finish in pieces:
+        if out and len(out[-1][0]) < MIN_UNIT_CHARS:
+            begin = out.pop()[1]
+            text = joined[begin:finish].strip()
+        out.append((text, begin, finish))
+    return out
 
 
 _EXAMPLE = re.compile(r"^(?:for (?:example|instance)\b|e\.g\.)", re.I)
