@@ -607,3 +607,9 @@ def test_a_note_holding_every_word_but_everyday_ones_is_not_refused(example_vaul
     assert result["covered"] and "needle tool (WDT)" in _shown(result), result
     result = _ask(monkeypatch, capsys, example_vault_env, "How much did the Hunter X-Core timer cost?")
     assert not result["covered"], result
+    # of everyday words only, the doing asked is the one the note says its own way: "avoid" is
+    # "Distribute with a needle tool (WDT) before tamping"; the thing done to is still needed
+    result = _ask(monkeypatch, capsys, example_vault_env, "how do i avoid channeling")
+    assert result["covered"] and "Channeling shows up" in _shown(result), result
+    result = _ask(monkeypatch, capsys, example_vault_env, "how do i avoid burnout")
+    assert not result["covered"], result

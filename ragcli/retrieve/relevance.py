@@ -80,10 +80,21 @@ def every_word_held(question: str, texts: Iterable[str]) -> bool:
 def _wanted_terms(question: str) -> set[str]:
     """The question's content words a passage must hold. "how do i avoid channeling", "what does WDT
     mean" say in everyday words ("avoid", "mean") what the note says its own way; a question of
-    everyday words only needs all of them, and so does one asking a figure ("How much did the
-    Hunter X-Core timer cost?": no note says "cost")."""
+    everyday words only needs all of them but the doing a how-to asks ("avoid"), and one asking a
+    figure needs every word ("How much did the Hunter X-Core timer cost?": no note says "cost")."""
     terms = _asked_terms(question)  # "what did I write about channeling?": channeling
-    return terms if asks_figure(question) else {t for t in terms if not is_common_word(t)} or terms
+    if asks_figure(question):
+        return terms
+    rare = {t for t in terms if not is_common_word(t)}
+    # of everyday words only, the doing asked ("how do i avoid channeling") is the one a note says its
+    # own way ("Distribute with a needle tool (WDT) before tamping. Channeling shows up as ...")
+    doing = _DOING.search(question)
+    done = query_terms(doing.group(1)) if doing else set()
+    return rare or (terms - done if terms - done else terms)
+
+
+# "how do I avoid ...", "how can we keep ...", "how to stop ...": the verb of a how-to question
+_DOING = re.compile(r"\bhow (?:(?:do|can|should|would|could) (?:i|you|we|one)|to) (\w+)", re.I)
 
 
 def relevant(question: str, hits: Sequence[Hit], min_score: float = -1.0) -> bool:
