@@ -567,6 +567,9 @@ def test_a_word_naming_the_figure_asked_is_said_by_a_figure_of_its_kind(example_
     assert "temperature" not in result["not_mentioned"], result
     result = _ask(monkeypatch, capsys, example_vault_env, "what water temperature should I use for espresso?")
     assert result["tentative"] and "temperature" in result["not_mentioned"], result
+    # so do other quantities: "24 V AC" is the valve's voltage (it was refused: no note says "voltage")
+    result = _ask(monkeypatch, capsys, example_vault_env, "what voltage is the valve")
+    assert result["covered"] and "24 V AC" in _shown(result) and "voltage" not in result["not_mentioned"], result
 
 
 def test_a_word_the_notes_write_as_two_is_heard(example_vault_env, monkeypatch, capsys):

@@ -79,7 +79,8 @@ def with_parts_that_follow(parts: Sequence[str], missing: Sequence[str], unheard
 # The words that name the kind of figure asked: "what milk temperature for a latte?" is answered by "Steam
 # whole milk to 60 °C" though no note says "temperature"
 _FIGURE_NAMES = frozenset({"temperature", "temperatures", "cost", "costs", "price", "prices", "percentage",
-                           "percent", "proportion", "fraction", "date", "duration"})
+                           "percent", "proportion", "fraction", "date", "duration", "voltage", "pressure",
+                           "weight", "wattage"})
 
 
 def figure_named(asked: str, quotes: Sequence[Quote]) -> set[str]:
