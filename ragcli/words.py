@@ -148,7 +148,10 @@ def split_sentences(text: str, with_offsets: bool = False) -> list:
 # "When" asks a time where it opens a question, a sentence or a clause ("When do I feed it", "I messed
 # up a note. When does ...", "..., and when"),
 # not in "leave out a word when searching".
-_ASKS_WHEN = r"(?:^\W*|[,;]\s*|[.?!:]\s+|\b(?:and|or|but)\s+)when\b"
+# not "when does BM25 beat dense retrieval", "when is it better to ...": in which cases, which no time
+# answers (the paper's "2020" was quoted for it)
+_ASKS_WHEN = (r"(?:^\W*|[,;]\s*|[.?!:]\s+|\b(?:and|or|but)\s+)when\b"
+              r"(?![^?]*\b(?:beats?|wins?|outperforms?|better|worse)\b)")
 _ASKS_FIGURE = re.compile(
     r"\b(?:how (?:many|much|long|often|far|big|old|large|small|fast|high|low|hot|cold)|"
     r"what (?:time|temperature|size|year|date|percentage|ratio|amount|number|speed|pressure|weight|"

@@ -1319,6 +1319,19 @@ def test_the_plain_answer_stays_beside_a_longer_quote_that_holds_its_words(examp
     assert called[0]["line_end"] == 10, called
 
 
+def test_when_one_thing_beats_another_asks_in_which_cases_not_a_time(example_vault_env, monkeypatch, capsys):
+    """"when does bm25 beat dense retrieval" was read as asking a time, and the DPR note's only one,
+    "Karpukhin et al. 2020", was quoted alone; "BM25 still wins on rare exact terms" answers it. A
+    tag after the sentence ("#hybrid-search") is no part of the quote."""
+    from ragcli.words import asks_figure
+
+    assert not asks_figure("when does bm25 beat dense retrieval") and asks_figure("when would the drip lines fail")
+    _use(monkeypatch, example_vault_env)
+    result = _ask(capsys, "when does bm25 beat dense retrieval", "--quotes")
+    shown = _shown(result)
+    assert "BM25 still wins on rare exact terms" in shown and "#hybrid-search" not in shown, result["quotes"]
+
+
 def test_a_sentence_too_short_to_quote_alone_is_read_with_the_next(example_vault_env, monkeypatch, capsys):
     """"Pi day." opens the journal's paragraph; too short to be a quote, it was dropped, and its
     words with it: "what did I do on pi day?" was refused."""

@@ -42,6 +42,7 @@ _DASHES = re.compile(r"-{4,}")
 _QUOTE_MARK = re.compile(r"^\s*(?:>\s?)+")
 # A line of Obsidian tags only ("#baking #family" under a journal entry): the note's labels, not its words
 _TAG_LINE = re.compile(r"^(?:#[^\W\d][\w/-]*\s*)+$")
+_TAGS_AFTER = re.compile(r"(?<=[.!?])(?:\s+#[^\W\d][\w/-]*)+\s*$")
 # A sentence that announces what follows: it ends in a colon, or says "as follows" and the like.
 MAX_EXAMPLE_LINES = 3
 # A report's table of contents: a title, a leader (read as "…", ``ingest.pdf``), a page number or
@@ -240,6 +241,8 @@ def _paragraph(content: str, start: int, end: int, hit: Hit, line_no, passage_ch
     while not pdf and len(parts) > 1 and _TAG_LINE.match(parts[-1]):  # quoted, they would end its sentence
         parts.pop()
         end -= 1
+    if not pdf and parts:  # "... Hybrids get the best of both. #hybrid-search"
+        parts[-1] = _TAGS_AFTER.sub("", parts[-1])
     if pdf:
         joined, offsets = pdf_lines_joined(parts)
     else:
