@@ -16,7 +16,6 @@ before any generation, and they are all the generator is given.
 from __future__ import annotations
 
 import math
-import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -30,7 +29,7 @@ from .between import with_sentences_between
 from .definitions import defined_thing, defines
 from .following import with_next_figure, with_reason
 from .sections import heading_text
-from .parts import refers_back
+from .parts import its_own, refers_back
 from .once import dedupe_contained, inside, said_once, same_words, says_more, units_once
 from .padding import BLOCK_KINDS, STEP_SENTENCE, best_pads, without_padding
 from .steps import is_list, is_procedure, other_steps, steps_holding, steps_whole, whole_lists
@@ -216,7 +215,7 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
             _rank, base, k = typed[0] if typed else ranked[0]
         else:
             typed, (_rank, base, k) = ranked, ranked[0]
-            k = _its_own(ranked, i, parts, units) if apart else k
+            k = its_own(ranked, i, parts, units) if apart else k
         # Whether the part is answered is judged on the part alone: read with its question, a
         # unit on the question's subject scores well for "who is my dentist" too.
         alone = (W_MEANING * float(np.dot(unit_vecs[order.index(k)], part_vecs[i]))
@@ -301,35 +300,6 @@ def select_evidence(question: str, hits: Sequence[Hit], embed: Callable[[list[st
     kept = _in_reading_order(with_sentences_between(added if len(added) >= len(kept) else kept))
     quotes = [_quote(n, score, unit) for n, (score, unit) in enumerate(kept, 1)]
     return Evidence(quotes, parts, part_scores, missing, part_places, place(pads) if pads is not None else None)
-
-
-PART_MARGIN = 0.9  # a part's quote may score this share of its best, to be the part's own
-
-
-def _its_own(ranked: list, i: int, parts: list[str], units: list[Unit]) -> int:
-    """The unit a part is answered by: its best, unless that holds none of the part's own words
-    (those no other part asks) and a unit near the best does. Each part is read
-    beside the whole question, so "how do I create a callout and can callouts be folded?" drew the
-    foldable sentence for both parts, and "To create a callout, add `[!info]` ..." was never shown."""
-    asked = [query_terms(p) for p in parts]
-    own = asked[i] - set().union(*(a for j, a in enumerate(asked) if j != i))
-    top = ranked[0][2]
-    if not own or _holds_any(units[top].shown, own):
-        return top
-    for score, _base, k in ranked:
-        if score < ranked[0][0] * PART_MARGIN:
-            break
-        if _holds_any(units[k].shown, own):
-            return k
-    return top
-
-
-def _holds_any(text: str, words: set[str]) -> bool:
-    """Does the text hold one of the words in some form ("logs": "login"; "fold": "foldable")?"""
-    def akin(a: str, b: str) -> bool:
-        common = len(os.path.commonprefix((a, b)))
-        return common >= 3 and common >= min(len(a), len(b)) - 1
-    return any(akin(w, t) for t in query_terms(text) for w in words)
 
 
 def place(unit: Unit) -> tuple:

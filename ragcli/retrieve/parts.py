@@ -13,6 +13,7 @@ A part may ask a quality ("how hard should the water be"): ``asked_quality`` nam
 
 from __future__ import annotations
 
+import os
 import re
 
 from ..scene import PREMISE, last_sentence
@@ -164,3 +165,32 @@ def asked_quality(part: str) -> str:
     if not m or asks_figure(part) or m.group(1).lower() in _MANNER or not query_terms(m.group(1)):
         return ""
     return m.group(1).lower()
+
+
+PART_MARGIN = 0.9  # a part's quote may score this share of its best, to be the part's own
+
+
+def its_own(ranked: list, i: int, parts: list[str], units: list) -> int:
+    """The unit a part is answered by: its best, unless that holds none of the part's own words
+    (those no other part asks) and a unit near the best does. Each part is read
+    beside the whole question, so "how do I create a callout and can callouts be folded?" drew the
+    foldable sentence for both parts, and "To create a callout, add `[!info]` ..." was never shown."""
+    asked = [query_terms(p) for p in parts]
+    own = asked[i] - set().union(*(a for j, a in enumerate(asked) if j != i))
+    top = ranked[0][2]
+    if not own or _holds_any(units[top].shown, own):
+        return top
+    for score, _base, k in ranked:
+        if score < ranked[0][0] * PART_MARGIN:
+            break
+        if _holds_any(units[k].shown, own):
+            return k
+    return top
+
+
+def _holds_any(text: str, words: set[str]) -> bool:
+    """Does the text hold one of the words in some form ("logs": "login"; "fold": "foldable")?"""
+    def akin(a: str, b: str) -> bool:
+        common = len(os.path.commonprefix((a, b)))
+        return common >= 3 and common >= min(len(a), len(b)) - 1
+    return any(akin(w, t) for t in query_terms(text) for w in words)
