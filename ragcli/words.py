@@ -224,9 +224,9 @@ _KEYS = re.compile(r"\b(?:Ctrl|Control|Cmd|Command|Alt|Option|Opt|Shift|Meta|Mod
                    r"|[⌘⌥⇧⌃]|`(?:Ctrl|Control|Cmd|Command|Alt|Option|Shift|Meta)`")
 # A quantity a question names, and the units a note gives it in: "what voltage is the valve" is
 # answered by "24 V AC", "what pressure ..." by "1.7 bar (25 psi)", as a temperature by "60 °C".
-_MEASURES = (("voltage|volts?", "v|volts?|kv|mv"), ("pressure", "bar|psi|kpa|pa|atm|mbar"),
-             ("weight|weigh|weighs|mass", "g|kg|grams?|kilograms?|lbs?|pounds?|oz|ounces?"),
-             ("wattage|power|watts?", "w|watts?|kw"))
+MEASURES = (("voltage|volts?", "v|volts?|kv|mv"), ("pressure", "bar|psi|kpa|pa|atm|mbar"),
+            ("weight|weigh|weighs|mass", "g|kg|grams?|kilograms?|lbs?|pounds?|oz|ounces?"),
+            ("wattage|power|watts?", "w|watts?|kw"))
 _ANSWER_TYPES = ((re.compile(r"\bhow much\b(?:\W+\w+){0,6}?\W+(?:cost|costs|pay|charge|charged|per (?:month|year))\b|"
                              r"\bwhat(?:'s| is| does)?(?:\W+\w+){0,3}?\W+(?:cost|price)\b", re.I), _PRICE),
                  (re.compile(r"\bhow long\b|\bhow many (?:minutes|seconds|hours|days|weeks)\b|"
@@ -234,7 +234,7 @@ _ANSWER_TYPES = ((re.compile(r"\bhow much\b(?:\W+\w+){0,6}?\W+(?:cost|costs|pay|
                  (re.compile(r"\bhow much\b", re.I), _AMOUNT),
                  (re.compile(r"\btemperature\b|\bhow (?:hot|cold|warm)\b", re.I), _TEMPERATURE),
                  *((re.compile(rf"\b(?:{asks})\b", re.I), re.compile(rf"\d\s*(?:{unit})(?![\w°])", re.I))
-                   for asks, unit in _MEASURES),
+                   for asks, unit in MEASURES),
                  (re.compile(_ASKS_WHEN, re.I), _WHEN_OR_CONDITION),
                  (re.compile(r"\bwhat (?:time|date|year|day)\b", re.I), _WHEN),
                  (re.compile(r"\bwhat (?:share|percentage|percent|proportion|fraction)\b", re.I), _SHARE),

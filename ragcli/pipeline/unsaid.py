@@ -12,7 +12,7 @@ from ..retrieve.parts import asked_quality, points_back
 from ..retrieve.relevance import said_otherwise, unheard_words
 from ..retrieve.spelling import is_common_word
 from ..types import Hit, Quote
-from ..words import answer_type, asks_figure, holds_figure, query_terms
+from ..words import MEASURES, answer_type, asks_figure, holds_figure, query_terms
 
 
 # "which brand of flour", "how much fertiliser": the thing a part asks for ("what" is as often a
@@ -79,8 +79,8 @@ def with_parts_that_follow(parts: Sequence[str], missing: Sequence[str], unheard
 # The words that name the kind of figure asked: "what milk temperature for a latte?" is answered by "Steam
 # whole milk to 60 °C" though no note says "temperature"
 _FIGURE_NAMES = frozenset({"temperature", "temperatures", "cost", "costs", "price", "prices", "percentage",
-                           "percent", "proportion", "fraction", "date", "duration", "voltage", "pressure",
-                           "weight", "wattage"})
+                           "percent", "proportion", "fraction", "date", "duration",
+                           *(asks.split("|")[0] for asks, _unit in MEASURES)})  # "voltage", "pressure", ...
 
 
 def figure_named(asked: str, quotes: Sequence[Quote]) -> set[str]:

@@ -90,7 +90,7 @@ def _wanted_terms(question: str) -> set[str]:
     # own way ("Distribute with a needle tool (WDT) before tamping. Channeling shows up as ...")
     doing = _DOING.search(question)
     done = query_terms(doing.group(1)) if doing else set()
-    return rare or (terms - done if terms - done else terms)
+    return rare or (terms - done) or terms
 
 
 # "how do I avoid ...", "how can we keep ...", "how to stop ...": the verb of a how-to question

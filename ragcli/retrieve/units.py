@@ -192,10 +192,11 @@ def read_blocks(text: str, lines: list[str], hit: Hit, line_no,
                         for text, k in loose_rows(content)]
                 blocks.append(_Block("table", start, end, rows))
             elif hit.chunk.page is not None:
-                for first, last in pdf_runs(content.split("\n")):
-                    run = "\n".join(content.split("\n")[first:last])
+                page_lines = content.split("\n")
+                for first, last in pdf_runs(page_lines):
                     blocks.append(_Block("paragraph", start + first, start + last,
-                                         _paragraph(run, start + first, start + last, hit, line_no, passage_chars)))
+                                         _paragraph("\n".join(page_lines[first:last]), start + first, start + last,
+                                                    hit, line_no, passage_chars)))
             else:
                 blocks.append(_Block("paragraph", start, end,
                                      _paragraph(content, start, end, hit, line_no, passage_chars), aside=quoted > 0))
@@ -257,10 +258,10 @@ def _paragraph(content: str, start: int, end: int, hit: Hit, line_no, passage_ch
         return line_no(start + k)
 
     pieces = split_sentences(joined, with_offsets=True)
-    if not pdf:  # a page's short pieces are its layout's (a figure, a label of a table), not a note's words
-        pieces = _short_ones_joined(pieces, joined)
-    if pdf:
+    if pdf:  # a page's short pieces are its layout's (a figure, a label of a table), not a note's words
         pieces = without_item_labels(pieces, offsets)
+    else:
+        pieces = _short_ones_joined(pieces, joined)
     # A sentence is scored alone (precise) but quoted with its paragraph when that is short:
     # the answer often takes the next sentence too ("... foldable by adding a +. A plus expands it").
     passage = (joined, line_no(start), line_no(end - 1)) \
